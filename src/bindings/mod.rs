@@ -1,0 +1,25 @@
+//! The modules a cell can import: `tensorflow` (config, distribute, keras, data, nn, math),
+//! `numpy`, `matplotlib.pyplot`, `os`, `os.path`, `pathlib`, `IPython.display`. Each
+//! converts language values to engine types and back and holds no numerics of its own.
+
+pub mod ipython;
+pub mod numpy;
+pub mod plt;
+pub mod stdlib;
+pub mod tf;
+
+use crate::lang::{Ctx, PyResult, Value};
+
+/// The kernel's module loader, handed to the interpreter by the session. Dotted names not
+/// listed here (`tensorflow.keras.layers`) are found by the interpreter as attributes of
+/// their top-level module.
+pub fn load_module(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
+    match name {
+        "numpy" => Some(numpy::module(ctx)),
+        "tensorflow" => Some(tf::module(ctx)),
+        "matplotlib" | "matplotlib.pyplot" => Some(plt::module(name, ctx)),
+        "IPython" | "IPython.display" => Some(ipython::module(name, ctx)),
+        "os" | "os.path" | "pathlib" => Some(stdlib::module(name, ctx)),
+        _ => None,
+    }
+}

@@ -1,0 +1,6 @@
+//! The `numpy` binding (being built).
+use crate::lang::{Ctx, PyErr, PyResult, Value};
+
+pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
+    Err(PyErr::new("ModuleNotFoundError", "not yet available"))
+}

@@ -1,0 +1,268 @@
+//! Where the numbers are computed. [`Device`] is the small, f32-centred set of operations
+//! the Keras layers, losses and optimizers need; [`cpu::CpuDevice`] implements it on the
+//! host (a fast GEMM crate, one thread per replica) and [`cuda::CudaDevice`] on an NVIDIA
+//! GPU (cuBLAS and NVRTC kernels). Tensors on a device are [`DTensor`]s: a shape and a
+//! buffer that only the owning device reads. Only `device::cuda` knows cudarc; everything
+//! above this module calls the trait and never asks which device it has.
+//!
+//! Shapes are row-major. Two-dimensional operations treat a tensor of shape `[.., k]` as a
+//! matrix of `len / k` rows and `k` columns.
+
+pub mod cpu;
+pub mod cuda;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum DeviceError {
+    #[error("shape mismatch in {op}: {detail}")]
+    Shape { op: &'static str, detail: String },
+    #[error("out of memory on {device}: {detail}")]
+    OutOfMemory { device: String, detail: String },
+    #[error("CUDA error: {0}")]
+    Cuda(String),
+    #[error("{0} is not available on this machine")]
+    Unavailable(String),
+    #[error("a tensor of {0} was handed to a device that does not own it")]
+    WrongDevice(&'static str),
+}
+
+pub type DResult<T> = Result<T, DeviceError>;
+
+/// Storage of a device tensor. Host buffers are plain vectors; CUDA buffers are opaque here.
+pub enum Buffer {
+    Host(Vec<f32>),
+    Cuda(cuda::CudaBuffer),
+}
+
+/// A tensor that lives on one device.
+pub struct DTensor {
+    pub shape: Vec<usize>,
+    pub buf: Buffer,
+}
+
+impl DTensor {
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Rows and columns when viewed as a matrix with the last axis as columns.
+    pub fn rows_cols(&self) -> (usize, usize) {
+        let cols = self.shape.last().copied().unwrap_or(1);
+        match self.len().checked_div(cols) {
+            Some(rows) => (rows, cols),
+            None => (0, 0),
+        }
+    }
+}
+
+/// Element-wise activations applied by `activate`/`activate_grad`. Row-wise ones (softmax,
+/// log-softmax) go through `softmax_rows`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Activation {
+    Linear,
+    Relu,
+    Sigmoid,
+    Tanh,
+    Elu,
+    Selu,
+    /// Keras's default `gelu` (approximate = False: the erf form).
+    Gelu,
+    Swish,
+    Softplus,
+    LeakyRelu(f32),
+}
+
+/// Losses computed per example by `loss`. `from_logits` means the predictions are logits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LossKind {
+    MeanSquaredError,
+    MeanAbsoluteError,
+    Huber {
+        delta: f32,
+    },
+    BinaryCrossentropy {
+        from_logits: bool,
+    },
+    CategoricalCrossentropy {
+        from_logits: bool,
+    },
+    /// Targets are class indices stored as f32, one per row.
+    SparseCategoricalCrossentropy {
+        from_logits: bool,
+    },
+}
+
+/// One optimizer update rule with its hyper-parameters. `step` counts from 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OptStep {
+    Sgd {
+        lr: f32,
+        momentum: f32,
+        nesterov: bool,
+    },
+    Adam {
+        lr: f32,
+        beta_1: f32,
+        beta_2: f32,
+        epsilon: f32,
+        step: u64,
+    },
+    AdamW {
+        lr: f32,
+        beta_1: f32,
+        beta_2: f32,
+        epsilon: f32,
+        weight_decay: f32,
+        step: u64,
+    },
+    RmsProp {
+        lr: f32,
+        rho: f32,
+        momentum: f32,
+        epsilon: f32,
+        centered: bool,
+    },
+    Adagrad {
+        lr: f32,
+        epsilon: f32,
+    },
+}
+
+impl OptStep {
+    /// How many slot tensors (same shape as the parameter) the rule keeps.
+    pub fn slots(&self) -> usize {
+        match self {
+            OptStep::Sgd { momentum, .. } => usize::from(*momentum != 0.0),
+            OptStep::Adam { .. } | OptStep::AdamW { .. } => 2,
+            OptStep::RmsProp {
+                momentum, centered, ..
+            } => 1 + usize::from(*momentum != 0.0) + usize::from(*centered),
+            OptStep::Adagrad { .. } => 1,
+        }
+    }
+}
+
+/// Geometry of a 2-D convolution or pooling window over NHWC input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub batch: usize,
+    pub height: usize,
+    pub width: usize,
+    pub channels: usize,
+    pub kernel_h: usize,
+    pub kernel_w: usize,
+    pub stride_h: usize,
+    pub stride_w: usize,
+    /// Zero padding before the first row/column ("same" padding); after is derived.
+    pub pad_top: usize,
+    pub pad_left: usize,
+    pub out_h: usize,
+    pub out_w: usize,
+}
+
+/// The operations the engine needs. Every method checks shapes and returns
+/// `DeviceError::Shape` rather than panicking. Outputs are written into tensors the caller
+/// allocated with `zeros`, so steady-state training allocates nothing.
+pub trait Device: Send {
+    /// `CPU:0`, `GPU:1`, as TensorFlow names devices.
+    fn name(&self) -> String;
+
+    fn upload(&self, data: &[f32], shape: &[usize]) -> DResult<DTensor>;
+    fn download(&self, t: &DTensor) -> DResult<Vec<f32>>;
+    fn zeros(&self, shape: &[usize]) -> DResult<DTensor>;
+    /// Overwrites `dst` with `src` (same length).
+    fn copy(&self, src: &DTensor, dst: &mut DTensor) -> DResult<()>;
+    /// Overwrites `dst` with host data (same length): batches in, without reallocating.
+    fn write(&self, data: &[f32], dst: &mut DTensor) -> DResult<()>;
+
+    /// `c = alpha * op(a) @ op(b) + beta * c`, where `op` transposes when asked. `a` and `b`
+    /// are viewed as matrices (`rows_cols`).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        &self,
+        a: &DTensor,
+        trans_a: bool,
+        b: &DTensor,
+        trans_b: bool,
+        c: &mut DTensor,
+        alpha: f32,
+        beta: f32,
+    ) -> DResult<()>;
+
+    /// `x[r, :] += bias` for every row.
+    fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()>;
+    /// `out[j] = beta * out[j] + sum_r x[r, j]` (the bias gradient).
+    fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()>;
+
+    fn activate(&self, act: Activation, x: &DTensor, y: &mut DTensor) -> DResult<()>;
+    /// `dx = dy * act'(x)`; `y = act(x)` is passed too since some derivatives use it.
+    fn activate_grad(
+        &self,
+        act: Activation,
+        x: &DTensor,
+        y: &DTensor,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()>;
+
+    /// Row-wise softmax (or log-softmax) over the last axis.
+    fn softmax_rows(&self, x: &DTensor, y: &mut DTensor, log: bool) -> DResult<()>;
+    /// Backward of `softmax_rows` given its output `y`.
+    fn softmax_rows_grad(
+        &self,
+        y: &DTensor,
+        dy: &DTensor,
+        dx: &mut DTensor,
+        log: bool,
+    ) -> DResult<()>;
+
+    /// Per-example loss (`per_example[r]`) and its gradient with respect to `pred`, each
+    /// example's gradient multiplied by `grad_scale` (the training loop passes 1/global batch).
+    fn loss(
+        &self,
+        kind: LossKind,
+        pred: &DTensor,
+        target: &DTensor,
+        per_example: &mut DTensor,
+        grad: &mut DTensor,
+        grad_scale: f32,
+    ) -> DResult<()>;
+
+    /// `y = alpha * x + beta * y`.
+    fn axpby(&self, alpha: f32, x: &DTensor, beta: f32, y: &mut DTensor) -> DResult<()>;
+    /// `out = a * b` element-wise.
+    fn mul(&self, a: &DTensor, b: &DTensor, out: &mut DTensor) -> DResult<()>;
+    /// Sum of all elements, read back to the host.
+    fn sum(&self, x: &DTensor) -> DResult<f64>;
+
+    /// A dropout mask: `0` with probability `rate`, else `1 / (1 - rate)`, from a
+    /// counter-based generator so that the same `seed` gives the same mask on every device.
+    fn dropout_mask(&self, seed: u64, rate: f32, mask: &mut DTensor) -> DResult<()>;
+
+    /// Unfolds NHWC input into rows of patches: `cols` is `[batch*out_h*out_w,
+    /// kernel_h*kernel_w*channels]`.
+    fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()>;
+    /// The adjoint of `im2col`: accumulates patch gradients back into `dx` (overwritten).
+    fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()>;
+    /// Max pooling; `argmax` records, per output element, the flat input index it came from.
+    fn maxpool(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        y: &mut DTensor,
+        argmax: &mut DTensor,
+    ) -> DResult<()>;
+    fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()>;
+
+    /// Applies one optimizer update to `param` in place; `slots` holds `opt.slots()` tensors.
+    fn optimizer_step(
+        &self,
+        opt: &OptStep,
+        param: &mut DTensor,
+        grad: &DTensor,
+        slots: &mut [DTensor],
+    ) -> DResult<()>;
+}

@@ -1,0 +1,25 @@
+//! The Python subset that Keras notebooks are written in: parsing (astral's
+//! `ruff_python_parser`, converted at once into a small tree of our own), evaluation,
+//! values, exceptions with IPython-style tracebacks, builtins, magics, completion and
+//! inspection. The language reports output only through the session's [`Sink`]; it never
+//! imports the protocol, and it reaches the `tf`/`np`/`plt` modules through the module
+//! loader the session hands it.
+//!
+//! [`Sink`]: crate::session::Sink
+
+pub mod exc;
+pub mod native;
+pub mod object;
+pub mod value;
+
+pub use exc::{Frame, PyErr, PyResult};
+pub use native::{NativeClass, NativeFn, NativeModule};
+pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
+pub use value::{Dict, HashKey, Value};
+
+/// Finds a module the kernel provides by its dotted name (`numpy`, `tensorflow`,
+/// `matplotlib.pyplot`); `None` when the kernel has no such module.
+pub type ModuleLoader = fn(&str, &mut dyn Ctx) -> Option<PyResult<Value>>;
+
+mod interp_placeholder;
+pub use interp_placeholder::{is_complete, Interpreter};

@@ -1,0 +1,314 @@
+//! The contract between the interpreter and every native (Rust-implemented) Python object:
+//! numpy arrays, tensors, Keras models and layers, strategies, figures. A binding implements
+//! [`Object`] for its type and wraps it with [`Value::native`]; the interpreter calls these
+//! methods for attribute access, calls, operators, indexing, iteration, `with` blocks and
+//! display. Every method has a default that raises the `TypeError` or `AttributeError`
+//! CPython would raise, so a binding implements only what its type supports.
+//!
+//! Natives receive a [`Ctx`]: the running interpreter seen from outside, through which they
+//! call back into Python (a `Dataset.map` function, a user callback), emit output, check the
+//! interrupt flag and keep session-wide state (the active strategy scope).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::exc::{PyErr, PyResult};
+use super::value::Value;
+use crate::display::MimeBundle;
+use crate::session::Output;
+
+/// Positional and keyword arguments of a call, in call order.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub pos: Vec<Value>,
+    pub kw: Vec<(String, Value)>,
+}
+
+impl Args {
+    pub fn new(pos: Vec<Value>) -> Args {
+        Args { pos, kw: vec![] }
+    }
+
+    pub fn with_kw(mut self, name: &str, v: Value) -> Args {
+        self.kw.push((name.to_string(), v));
+        self
+    }
+
+    /// Binds the arguments to a parameter list, CPython style: `names[i]` is the i-th
+    /// parameter; `required` of them come first and must be given. Unknown keywords, missing
+    /// required arguments, too many positionals and duplicates are `TypeError`s naming
+    /// `func`. Returns one slot per parameter, `None` where the caller left it out.
+    pub fn bind(
+        &self,
+        func: &str,
+        names: &[&str],
+        required: usize,
+    ) -> PyResult<Vec<Option<Value>>> {
+        let mut slots: Vec<Option<Value>> = vec![None; names.len()];
+        if self.pos.len() > names.len() {
+            return Err(PyErr::type_error(format!(
+                "{func}() takes {} positional argument{} but {} were given",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                self.pos.len()
+            )));
+        }
+        for (i, v) in self.pos.iter().enumerate() {
+            slots[i] = Some(v.clone());
+        }
+        for (k, v) in &self.kw {
+            match names.iter().position(|n| n == k) {
+                Some(i) if slots[i].is_some() => {
+                    return Err(PyErr::type_error(format!(
+                        "{func}() got multiple values for argument '{k}'"
+                    )))
+                }
+                Some(i) => slots[i] = Some(v.clone()),
+                None => {
+                    return Err(PyErr::type_error(format!(
+                        "{func}() got an unexpected keyword argument '{k}'"
+                    )))
+                }
+            }
+        }
+        for (i, n) in names.iter().enumerate().take(required) {
+            if slots[i].is_none() {
+                return Err(PyErr::type_error(format!(
+                    "{func}() missing 1 required positional argument: '{n}'"
+                )));
+            }
+        }
+        Ok(slots)
+    }
+}
+
+/// Binary operators as the interpreter dispatches them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+    Invert,
+}
+
+/// A Rust-implemented Python object. `&self` methods only: objects with state keep it in a
+/// `RefCell` (the interpreter is single-threaded; training threads never see a `Value`).
+pub trait Object: Any {
+    /// `type(x).__name__`.
+    fn type_name(&self) -> String;
+
+    /// `repr(x)`.
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("<{} object>", self.type_name()))
+    }
+
+    /// `str(x)`; defaults to `repr`.
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        self.repr(ctx)
+    }
+
+    /// A rich MIME bundle for display (`text/plain` is filled from `repr` when absent).
+    fn rich(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<MimeBundle>> {
+        Ok(None)
+    }
+
+    /// `x.name`; `Ok(None)` means "no such attribute" and becomes CPython's AttributeError.
+    fn getattr(&self, _this: &Value, _name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(None)
+    }
+
+    fn setattr(&self, _name: &str, _v: Value, _ctx: &mut dyn Ctx) -> PyResult<()> {
+        Err(PyErr::attribute_error(format!(
+            "'{}' object attribute is read-only",
+            self.type_name()
+        )))
+    }
+
+    /// Names for completion and `dir()`.
+    fn dir(&self) -> Vec<String> {
+        vec![]
+    }
+
+    /// `x(*args, **kwargs)`; `this` is the value wrapping `self`.
+    fn call(&self, _this: &Value, _args: Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Err(PyErr::type_error(format!(
+            "'{}' object is not callable",
+            self.type_name()
+        )))
+    }
+
+    /// `x op other` (or, with `reflected`, `other op x`). `Ok(None)` is NotImplemented.
+    fn binop(
+        &self,
+        _op: BinOp,
+        _other: &Value,
+        _reflected: bool,
+        _ctx: &mut dyn Ctx,
+    ) -> PyResult<Option<Value>> {
+        Ok(None)
+    }
+
+    /// `x op other` for comparisons; `Ok(None)` falls back to identity for `==`/`!=`.
+    fn compare(&self, _op: CmpOp, _other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(None)
+    }
+
+    fn unary(&self, op: UnaryOp, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let sym = match op {
+            UnaryOp::Neg => "-",
+            UnaryOp::Pos => "+",
+            UnaryOp::Invert => "~",
+        };
+        Err(PyErr::type_error(format!(
+            "bad operand type for unary {sym}: '{}'",
+            self.type_name()
+        )))
+    }
+
+    /// `bool(x)`; `None` means "always true" as for plain objects.
+    fn truthy(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
+        Ok(None)
+    }
+
+    fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+        Ok(None)
+    }
+
+    fn getitem(&self, _key: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Err(PyErr::type_error(format!(
+            "'{}' object is not subscriptable",
+            self.type_name()
+        )))
+    }
+
+    fn setitem(&self, _key: &Value, _v: Value, _ctx: &mut dyn Ctx) -> PyResult<()> {
+        Err(PyErr::type_error(format!(
+            "'{}' object does not support item assignment",
+            self.type_name()
+        )))
+    }
+
+    /// `iter(x)`: returns an iterator value (often a native whose `next` yields items).
+    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Err(PyErr::type_error(format!(
+            "'{}' object is not iterable",
+            self.type_name()
+        )))
+    }
+
+    /// `next(x)` for native iterators; `Ok(None)` is StopIteration.
+    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Err(PyErr::type_error(format!(
+            "'{}' object is not an iterator",
+            self.type_name()
+        )))
+    }
+
+    /// `with x:` entry; returns the value bound by `as`.
+    fn enter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Err(PyErr::type_error(format!(
+            "'{}' object does not support the context manager protocol",
+            self.type_name()
+        )))
+    }
+
+    /// `with x:` exit; `error` is the exception leaving the block, if any. Returning
+    /// `Ok(true)` swallows it, as `__exit__` returning True does.
+    fn exit(&self, _error: Option<&PyErr>, _ctx: &mut dyn Ctx) -> PyResult<bool> {
+        Ok(false)
+    }
+
+    /// Hash for use as a dict key or set member; `None` is unhashable.
+    fn hash(&self) -> Option<u64> {
+        None
+    }
+
+    /// The signature and one-paragraph doc shown by inspect, `help(x)` and `x?`.
+    fn doc(&self) -> Option<String> {
+        None
+    }
+
+    /// `isinstance(x, cls)` for native classes: the names of the classes this object is an
+    /// instance of, most derived first (e.g. `["Dense", "Layer", "Operation"]`).
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.type_name()]
+    }
+
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The interpreter as natives see it.
+pub trait Ctx {
+    /// Calls any Python callable (a user function, a class, a bound method, a native).
+    fn call(&mut self, f: &Value, args: Args) -> PyResult<Value>;
+    /// `getattr(v, name)` with the full Python rules (instances of user classes included).
+    fn getattr(&mut self, v: &Value, name: &str) -> PyResult<Value>;
+    /// `repr(v)` and `str(v)` honouring user `__repr__`/`__str__`.
+    fn repr(&mut self, v: &Value) -> PyResult<String>;
+    fn str(&mut self, v: &Value) -> PyResult<String>;
+    /// The display bundle of any value, as `display(v)` would show it.
+    fn rich(&mut self, v: &Value) -> PyResult<MimeBundle>;
+    /// Iterates any iterable to a vector (bounded by the interrupt flag).
+    fn iterate(&mut self, v: &Value) -> PyResult<Vec<Value>>;
+    /// Sends output to the cell's sink (stdout, stderr, displays).
+    fn emit(&mut self, out: Output);
+    /// `Err(KeyboardInterrupt)` when an interrupt is pending.
+    fn check_interrupt(&mut self) -> PyResult<()>;
+    /// The shared interrupt flag, for long native loops that run outside the interpreter.
+    fn interrupt_flag(&self) -> Arc<AtomicBool>;
+    /// Session-wide state that bindings keep across cells, keyed by type.
+    fn state(&mut self) -> &mut State;
+    /// A line of input from the front end (`input()`).
+    fn input(&mut self, prompt: &str, password: bool) -> PyResult<String>;
+    /// The execution count of the running cell.
+    fn execution_count(&self) -> u64;
+}
+
+/// A type-keyed map of session state owned by bindings (the strategy stack, logical device
+/// configuration, the current matplotlib figure). Cleared by `%reset` and kernel restart.
+#[derive(Default)]
+pub struct State {
+    items: HashMap<TypeId, Box<dyn Any>>,
+}
+
+impl State {
+    pub fn get<T: Any + Default>(&mut self) -> &mut T {
+        self.items
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("State entries are keyed by their own TypeId")
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+}

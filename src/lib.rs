@@ -1,0 +1,32 @@
+//! mirror-kernel: a Jupyter kernel that runs Keras-style, data-parallel training on its own
+//! Rust engine. A cell is parsed as Python, evaluated by the interpreter in [`lang`], whose
+//! `tf`/`np`/`plt` modules come from [`bindings`]; models train in [`keras`] on one replica
+//! per device ([`distribute`]), on CPU threads or CUDA GPUs ([`device`]).
+//!
+//! # Layout
+//!
+//! - [`protocol`]: the Jupyter wire protocol (connection file, frames, HMAC signing, typed
+//!   messages, the five sockets). The only module that knows ZeroMQ or message JSON.
+//! - [`session`]: the seam between protocol and language. A `Session` runs cells on its own
+//!   thread, in arrival order, and reports through an output `Sink`.
+//! - [`lang`]: the Python subset: parsing, evaluation, values, exceptions, builtins,
+//!   completion and inspection. It never touches a socket.
+//! - [`bindings`]: the modules a cell can import (`tensorflow`, `numpy`, `matplotlib.pyplot`,
+//!   `os`, `pathlib`, `IPython.display`); they convert language values to engine types.
+//! - [`keras`]: models, layers, losses, optimizers, metrics, callbacks, saving.
+//! - [`distribute`]: replicas, batch splitting, all-reduce.
+//! - [`tensor`]: host n-dimensional arrays with numpy's dtypes and semantics.
+//! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
+//! - [`display`]: MIME bundles, progress bars, summary tables, plots.
+//! - [`runner`]: runs notebooks and scripts without Jupyter.
+
+pub mod bindings;
+pub mod device;
+pub mod display;
+pub mod distribute;
+pub mod keras;
+pub mod lang;
+pub mod protocol;
+pub mod runner;
+pub mod session;
+pub mod tensor;

@@ -1,0 +1,393 @@
+//! The seam between the wire protocol and the language. A [`Session`] owns the interpreter on
+//! a thread of its own (with a large stack, so deep Python recursion ends in `RecursionError`
+//! rather than a crashed process), takes jobs in arrival order, and reports what a cell shows
+//! through an [`Sink`]. Interrupt is a shared flag: the protocol sets it, the interpreter and
+//! the training loop check it. This module knows nothing of ZeroMQ or message JSON, and the
+//! language knows nothing of sockets: both speak only the plain types defined here.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::display::MimeBundle;
+use crate::lang::Interpreter;
+
+/// One thing a cell shows, in the order it shows it. The protocol turns each into an iopub
+/// message whose parent is the request that ran the cell; the notebook runner turns each into
+/// an nbformat output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Text on `stdout` or `stderr`.
+    Stream { name: StreamName, text: String },
+    /// A rich value; `display_id` lets later `UpdateDisplayData` replace it in place.
+    DisplayData {
+        data: MimeBundle,
+        metadata: MimeBundle,
+        display_id: Option<String>,
+    },
+    /// Replaces every earlier display that carries the same `display_id`.
+    UpdateDisplayData {
+        data: MimeBundle,
+        metadata: MimeBundle,
+        display_id: String,
+    },
+    /// Clears the cell's output, at once or (with `wait`) when the next output arrives.
+    ClearOutput { wait: bool },
+    /// The value of the cell's final expression.
+    ExecuteResult {
+        execution_count: u64,
+        data: MimeBundle,
+        metadata: MimeBundle,
+    },
+    /// An uncaught exception; `traceback` lines may hold ANSI colour codes as IPython's do.
+    Error(ErrorInfo),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamName {
+    Stdout,
+    Stderr,
+}
+
+impl StreamName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamName::Stdout => "stdout",
+            StreamName::Stderr => "stderr",
+        }
+    }
+}
+
+/// What an exception looks like to Jupyter: its class name, its message, and the formatted
+/// traceback lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorInfo {
+    pub ename: String,
+    pub evalue: String,
+    pub traceback: Vec<String>,
+}
+
+/// Where a running cell sends its output. Implementations must be cheap to call often
+/// (progress bars update many times a second) and must never block on a slow client.
+pub trait Sink: Send {
+    fn emit(&self, output: Output);
+    /// Asks the front end for a line of input (`input()`); `None` when the request did not
+    /// allow stdin or the front end went away.
+    fn input(&self, prompt: &str, password: bool) -> Option<String>;
+}
+
+/// A sink that keeps everything in memory; the notebook runner and tests read it afterwards.
+#[derive(Default)]
+pub struct CollectSink {
+    pub outputs: std::sync::Mutex<Vec<Output>>,
+    /// Lines handed to `input()` in order; empty means stdin is not allowed.
+    pub stdin_lines: std::sync::Mutex<std::collections::VecDeque<String>>,
+}
+
+impl CollectSink {
+    pub fn take(&self) -> Vec<Output> {
+        match self.outputs.lock() {
+            Ok(mut o) => std::mem::take(&mut *o),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+}
+
+impl Sink for CollectSink {
+    fn emit(&self, output: Output) {
+        if let Ok(mut o) = self.outputs.lock() {
+            o.push(output);
+        }
+    }
+    fn input(&self, _prompt: &str, _password: bool) -> Option<String> {
+        self.stdin_lines.lock().ok()?.pop_front()
+    }
+}
+
+impl<T: Sink + Sync> Sink for Arc<T> {
+    fn emit(&self, output: Output) {
+        (**self).emit(output)
+    }
+    fn input(&self, prompt: &str, password: bool) -> Option<String> {
+        (**self).input(prompt, password)
+    }
+}
+
+/// An `execute_request` as the language sees it.
+#[derive(Debug, Clone)]
+pub struct ExecuteRequest {
+    pub code: String,
+    pub silent: bool,
+    pub store_history: bool,
+    pub allow_stdin: bool,
+    /// Expressions evaluated after the cell, answered by name in the reply.
+    pub user_expressions: Vec<(String, String)>,
+}
+
+/// The outcome of a cell, as the `execute_reply` needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecuteReply {
+    /// The execution count this cell ran as (the counter only advances for stored cells).
+    pub execution_count: u64,
+    pub result: Result<(), ErrorInfo>,
+    /// Pager payloads (`obj?`, `help(obj)`): bundles the front end shows in its pager.
+    pub pager: Vec<MimeBundle>,
+    /// Answers to `user_expressions`, each a bundle or an error.
+    pub user_expressions: Vec<(String, Result<MimeBundle, ErrorInfo>)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub matches: Vec<String>,
+    /// Cursor positions in Unicode code points, as the protocol (5.2+) counts them.
+    pub cursor_start: usize,
+    pub cursor_end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum IsComplete {
+    Complete,
+    Incomplete { indent: String },
+    Invalid,
+}
+
+/// One stored cell for the history channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    pub session: u32,
+    pub line: u64,
+    pub input: String,
+}
+
+type Reply<T> = Box<dyn FnOnce(T) + Send>;
+
+enum Job {
+    Execute {
+        request: ExecuteRequest,
+        sink: Box<dyn Sink>,
+        reply: Reply<ExecuteReply>,
+    },
+    Complete {
+        code: String,
+        cursor: usize,
+        reply: Reply<Completion>,
+    },
+    Inspect {
+        code: String,
+        cursor: usize,
+        detail: u8,
+        reply: Reply<Option<MimeBundle>>,
+    },
+    History {
+        reply: Reply<Vec<HistoryEntry>>,
+    },
+}
+
+/// The interpreter's stack: Python recursion is bounded well below what this holds.
+const SESSION_STACK_BYTES: usize = 512 * 1024 * 1024;
+
+/// A running interpreter on its own thread. Dropping the session ends the thread after the
+/// job in progress.
+pub struct Session {
+    jobs: Option<mpsc::Sender<Job>>,
+    interrupt: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Session {
+    /// Starts the interpreter thread with the kernel's modules bound in.
+    pub fn start() -> std::io::Result<Session> {
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel::<Job>();
+        let flag = interrupt.clone();
+        let thread = std::thread::Builder::new()
+            .name("mirror-session".into())
+            .stack_size(SESSION_STACK_BYTES)
+            .spawn(move || run_jobs(rx, flag))?;
+        Ok(Session {
+            jobs: Some(tx),
+            interrupt,
+            thread: Some(thread),
+        })
+    }
+
+    /// The flag a cell checks; setting it ends the running cell with `KeyboardInterrupt`.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    pub fn interrupt(&self) {
+        self.interrupt.store(true, Ordering::SeqCst);
+    }
+
+    fn send(&self, job: Job) {
+        if let Some(tx) = &self.jobs {
+            // A send fails only when the thread has ended; the reply is then never called,
+            // which the caller sees as a dropped request.
+            let _ = tx.send(job);
+        }
+    }
+
+    pub fn execute(
+        &self,
+        request: ExecuteRequest,
+        sink: Box<dyn Sink>,
+        reply: impl FnOnce(ExecuteReply) + Send + 'static,
+    ) {
+        self.send(Job::Execute {
+            request,
+            sink,
+            reply: Box::new(reply),
+        });
+    }
+
+    pub fn complete(
+        &self,
+        code: String,
+        cursor: usize,
+        reply: impl FnOnce(Completion) + Send + 'static,
+    ) {
+        self.send(Job::Complete {
+            code,
+            cursor,
+            reply: Box::new(reply),
+        });
+    }
+
+    pub fn inspect(
+        &self,
+        code: String,
+        cursor: usize,
+        detail: u8,
+        reply: impl FnOnce(Option<MimeBundle>) + Send + 'static,
+    ) {
+        self.send(Job::Inspect {
+            code,
+            cursor,
+            detail,
+            reply: Box::new(reply),
+        });
+    }
+
+    pub fn history(&self, reply: impl FnOnce(Vec<HistoryEntry>) + Send + 'static) {
+        self.send(Job::History {
+            reply: Box::new(reply),
+        });
+    }
+
+    /// Runs one cell and waits for it: the notebook runner and tests use this.
+    pub fn execute_blocking(&self, request: ExecuteRequest, sink: Box<dyn Sink>) -> ExecuteReply {
+        let (tx, rx) = mpsc::channel();
+        self.execute(request, sink, move |r| {
+            let _ = tx.send(r);
+        });
+        rx.recv().unwrap_or_else(|_| ExecuteReply {
+            execution_count: 0,
+            result: Err(ErrorInfo {
+                ename: "RuntimeError".into(),
+                evalue: "the session has ended".into(),
+                traceback: vec!["RuntimeError: the session has ended".into()],
+            }),
+            pager: vec![],
+            user_expressions: vec![],
+        })
+    }
+
+    /// Whether `code` is a complete cell; answered from the parser alone, without waiting
+    /// for a running cell.
+    pub fn is_complete(code: &str) -> IsComplete {
+        crate::lang::is_complete(code)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.jobs.take();
+        self.interrupt.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+fn internal_error(message: String) -> ErrorInfo {
+    let evalue = format!("internal error in the kernel: {message} (the session lives on)");
+    ErrorInfo {
+        ename: "SystemError".into(),
+        traceback: vec![format!("SystemError: {evalue}")],
+        evalue,
+    }
+}
+
+fn run_jobs(rx: mpsc::Receiver<Job>, interrupt: Arc<AtomicBool>) {
+    let mut interp = Interpreter::new(interrupt.clone(), crate::bindings::load_module);
+    while let Ok(job) = rx.recv() {
+        match job {
+            Job::Execute {
+                request,
+                sink,
+                reply,
+            } => {
+                // An interrupt that arrived while idle must not kill the next cell.
+                interrupt.store(false, Ordering::SeqCst);
+                let outcome =
+                    catch_unwind(AssertUnwindSafe(|| interp.execute(&request, sink.as_ref())));
+                let r = match outcome {
+                    Ok(r) => r,
+                    Err(p) => {
+                        let err = internal_error(panic_message(p.as_ref()));
+                        ExecuteReply {
+                            execution_count: interp.execution_count(),
+                            result: Err(err),
+                            pager: vec![],
+                            user_expressions: vec![],
+                        }
+                    }
+                };
+                if let Err(e) = &r.result {
+                    if !request.silent {
+                        sink.emit(Output::Error(e.clone()));
+                    }
+                }
+                interrupt.store(false, Ordering::SeqCst);
+                reply(r);
+            }
+            Job::Complete {
+                code,
+                cursor,
+                reply,
+            } => {
+                let c = catch_unwind(AssertUnwindSafe(|| interp.complete(&code, cursor)))
+                    .unwrap_or(Completion {
+                        matches: vec![],
+                        cursor_start: cursor,
+                        cursor_end: cursor,
+                    });
+                reply(c);
+            }
+            Job::Inspect {
+                code,
+                cursor,
+                detail,
+                reply,
+            } => {
+                let b = catch_unwind(AssertUnwindSafe(|| interp.inspect(&code, cursor, detail)))
+                    .unwrap_or(None);
+                reply(b);
+            }
+            Job::History { reply } => reply(interp.history()),
+        }
+    }
+}
