@@ -9,6 +9,7 @@
 //! [`Device`]: crate::device::Device
 
 pub mod activations;
+pub mod bench;
 pub mod callbacks;
 pub mod checkpoint;
 pub mod compile;
