@@ -184,7 +184,7 @@ fn users_get_clear_errors() {
         None,
     )
     .expect_err("label 2 of 2 classes");
-    assert_eq!(err.py_exception(), "ValueError");
+    assert_eq!(err.py_exception(), "InvalidArgumentError");
     assert!(err.to_string().contains("[0, 2)"), "{err}");
     let err = fit(
         &mut r,
@@ -227,4 +227,25 @@ fn an_interrupt_stops_fit_between_steps_and_keeps_the_weights() {
     assert_eq!(err.py_exception(), "KeyboardInterrupt");
     assert_eq!(r.get_weights().expect("w"), before);
     assert_eq!(r.iterations(), 0);
+}
+
+#[test]
+fn a_model_that_is_only_a_softmax_still_evaluates() {
+    let cfg = ModelConfig::sequential(&[3], vec![LayerKind::Softmax]).expect("config");
+    let compile =
+        CompileConfig::from_names("sgd", "sparse_categorical_crossentropy", &["accuracy"])
+            .expect("c");
+    let mut r = replica(&cfg, &compile);
+    let x = [0.0f32, 1.0, 2.0, 2.0, 1.0, 0.0];
+    let y = [2.0f32, 1.0];
+    let stats = r.train_step(&x, &y, 2, 2, None).expect("step");
+    // -log softmax([0,1,2])[2] and -log softmax([2,1,0])[1].
+    let a = (1.0f64 + (-1.0f64).exp() + (-2.0f64).exp()).ln();
+    let want = a + (1.0 + a);
+    assert!(
+        (stats.loss_sum - want).abs() < 1e-5,
+        "{} vs {want}",
+        stats.loss_sum
+    );
+    assert_eq!(stats.metric_sums, [1.0]);
 }

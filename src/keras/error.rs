@@ -52,8 +52,9 @@ impl KerasError {
     /// The Python exception class this error is raised as.
     pub fn py_exception(&self) -> &'static str {
         match self {
+            // TensorFlow raises this one from the loss kernel, as InvalidArgumentError.
+            KerasError::LabelOutOfRange { .. } => "InvalidArgumentError",
             KerasError::Shape { .. }
-            | KerasError::LabelOutOfRange { .. }
             | KerasError::Unknown { .. }
             | KerasError::Value(_)
             | KerasError::Path(_)

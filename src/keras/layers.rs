@@ -91,7 +91,13 @@ impl Buffers {
             batch,
             fuse,
             acts: vec![dev.zeros(&with_batch(batch, &config.input_shape))?],
-            dacts: vec![dev.zeros(&[0])?],
+            // Nothing needs the gradient of the data, unless a lone softmax layer hands
+            // the loss's gradient to its input.
+            dacts: vec![if n == 1 && fuse == Fuse::ActivationLayer {
+                dev.zeros(&with_batch(batch, &config.input_shape))?
+            } else {
+                dev.zeros(&[0])?
+            }],
             pre: Vec::with_capacity(n),
             dpre: Vec::with_capacity(n),
             cols: Vec::with_capacity(n),
