@@ -10,6 +10,7 @@
 //! - [`stats`]: per-fit timings for the teaching view.
 
 pub mod allreduce;
+pub mod bench;
 pub mod model;
 pub mod pool;
 pub mod ring;

@@ -112,6 +112,11 @@ impl RingAllReduce {
         (c * len / n, (c + 1) * len / n)
     }
 
+    /// The ring on a plain host vector (benchmarks and tests that hold no device tensor).
+    pub fn all_reduce_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
+        self.ring_host(rank, data)
+    }
+
     /// The ring itself on host memory. `data` is this rank's buffer.
     fn ring_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
         let n = self.n;
