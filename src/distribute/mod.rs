@@ -14,6 +14,7 @@ pub mod bench;
 pub mod model;
 pub mod pool;
 pub mod ring;
+mod spin;
 pub mod split;
 pub mod stats;
 pub mod strategy;
