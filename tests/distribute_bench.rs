@@ -26,8 +26,8 @@ fn host_mlp_gradient_matches_finite_differences() {
     let y = vec![1.0f32, 3.0, 0.0];
     // Global batch 6 > local 3: the gradient is of sum(loss)/6.
     let global = 6;
-    model.compute_gradients(&dev, &x, &y, rows, global).unwrap();
-    let Buffer::Host(grad) = &model.gradients().buf else {
+    model.compute_gradients(&x, &y, rows, global).unwrap();
+    let Buffer::Host(grad) = &model.gradient().buf else {
         panic!("host gradient expected")
     };
     let grad = grad.clone();

@@ -322,3 +322,39 @@ fn bad_shapes_are_errors_not_panics() {
         Err(DistributeError::UnknownModel(999))
     ));
 }
+
+#[test]
+fn a_panicking_replica_is_an_error_and_the_strategy_recovers() {
+    let s = strategy(2);
+    let id = s
+        .build_model(|rank, _| {
+            let mut m = HostMlp::new(INPUT, HIDDEN, CLASSES, Opt::Adam { lr: 0.01 }, 3);
+            if rank == 0 {
+                m.panic_at = Some(3);
+            }
+            Ok(Box::new(m) as Box<dyn ReplicaModel>)
+        })
+        .unwrap();
+    let (x, y) = dataset(SAMPLES, INPUT, CLASSES);
+    let data = Dataset {
+        x: &x,
+        x_width: INPUT,
+        y: &y,
+        y_width: 1,
+    };
+    let opts = FitOptions {
+        epochs: 1,
+        batch_size: 6,
+        ..FitOptions::default()
+    };
+    match s.fit(id, data, None, &opts, &mut support_observer()) {
+        Err(DistributeError::ReplicaPanicked { rank: 0, message }) => {
+            assert!(message.contains("told to panic"))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_mirrored(&s, id);
+    s.fit(id, data, None, &opts, &mut support_observer())
+        .unwrap();
+    assert_mirrored(&s, id);
+}

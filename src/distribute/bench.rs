@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::model::{BatchSums, BoxError, Dataset, NoObserver, ReplicaModel};
+use super::model::{BatchSums, BoxError, Dataset, NoObserver, ReduceHook, ReplicaModel};
 use super::pool::ReplicaPool;
 use super::ring::RingAllReduce;
 use super::strategy::{logical_cpu_devices, DeviceFactory, MirroredStrategy};
@@ -199,21 +199,10 @@ impl HostMlp {
     }
 }
 
-fn host(t: &mut DTensor) -> std::result::Result<&mut Vec<f32>, BoxError> {
-    match &mut t.buf {
-        Buffer::Host(v) => Ok(v),
-        Buffer::Cuda(_) => Err("the host MLP keeps its gradient on the host".into()),
-    }
-}
-
-impl ReplicaModel for HostMlp {
-    fn metric_names(&self) -> Vec<String> {
-        vec!["loss".into(), "accuracy".into()]
-    }
-
-    fn compute_gradients(
+impl HostMlp {
+    /// Forward and backward for `rows` (at least one) examples into the gradient buffer.
+    pub fn compute_gradients(
         &mut self,
-        _: &dyn Device,
         x: &[f32],
         y: &[f32],
         rows: usize,
@@ -265,16 +254,13 @@ impl ReplicaModel for HostMlp {
         Ok(sums)
     }
 
-    fn zero_gradients(&mut self, _: &dyn Device) -> std::result::Result<(), BoxError> {
-        host(&mut self.grad)?.iter_mut().for_each(|g| *g = 0.0);
-        Ok(())
+    /// The flat gradient buffer.
+    pub fn gradient(&self) -> &DTensor {
+        &self.grad
     }
 
-    fn gradients(&mut self) -> &mut DTensor {
-        &mut self.grad
-    }
-
-    fn apply_gradients(&mut self, _: &dyn Device) -> std::result::Result<(), BoxError> {
+    /// The Adam update with the gradient buffer.
+    pub fn apply_gradients(&mut self) -> std::result::Result<(), BoxError> {
         let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-7f32);
         self.step += 1;
         let alpha = self.lr * (1.0 - b2.powi(self.step)).sqrt() / (1.0 - b1.powi(self.step));
@@ -288,6 +274,43 @@ impl ReplicaModel for HostMlp {
             *p -= alpha * *m / (v.sqrt() + eps);
         }
         Ok(())
+    }
+}
+
+fn host(t: &mut DTensor) -> std::result::Result<&mut Vec<f32>, BoxError> {
+    match &mut t.buf {
+        Buffer::Host(v) => Ok(v),
+        Buffer::Cuda(_) => Err("the host MLP keeps its gradient on the host".into()),
+    }
+}
+
+impl ReplicaModel for HostMlp {
+    fn metric_names(&self) -> Vec<String> {
+        vec!["loss".into(), "accuracy".into()]
+    }
+
+    fn gradient_len(&self) -> usize {
+        self.params.len()
+    }
+
+    fn train_step(
+        &mut self,
+        device: &dyn Device,
+        x: &[f32],
+        y: &[f32],
+        rows: usize,
+        global: usize,
+        reduce: &mut ReduceHook<'_>,
+    ) -> std::result::Result<BatchSums, BoxError> {
+        let sums = if rows == 0 {
+            host(&mut self.grad)?.iter_mut().for_each(|g| *g = 0.0);
+            BatchSums::default()
+        } else {
+            self.compute_gradients(x, y, rows, global)?
+        };
+        reduce(&mut self.grad, device)?;
+        self.apply_gradients()?;
+        Ok(sums)
     }
 
     fn evaluate_batch(

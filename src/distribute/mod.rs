@@ -22,7 +22,8 @@ pub mod train;
 
 pub use allreduce::AllReduce;
 pub use model::{
-    BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReplicaModel,
+    BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReduceHook,
+    ReplicaModel,
 };
 pub use pool::ReplicaPool;
 pub use ring::RingAllReduce;

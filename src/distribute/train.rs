@@ -6,6 +6,7 @@
 //! single-device values. An interrupt flag is checked between steps: a step is never cut in
 //! half, so stopping leaves every copy equal. Nothing here imports the language or bindings.
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,12 +16,14 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+use super::allreduce::AllReduce;
 use super::model::{BatchSums, Dataset, FitControl, FitObserver, History};
 use super::pool::panic_message;
 use super::split::{epoch_batches, split_batch};
 use super::stats::FitStats;
 use super::strategy::{first_error, MirroredStrategy, ModelId};
 use super::{DistributeError, Result};
+use crate::device::{DTensor, Device, DeviceError};
 
 pub use super::model::{BoxError, NoObserver, ReplicaModel};
 
@@ -55,25 +58,65 @@ fn gather(data: &[f32], width: usize, order: &[usize], out: &mut Vec<f32>) {
     }
 }
 
-/// A replica's failure inside a step, with the all-reduce told so no one waits for it.
-fn fail(
-    strategy: &MirroredStrategy,
+/// One replica's part of a training step: the model's step with the all-reduce as its hook.
+/// Returns the loss sums and the [compute, all-reduce, update] times. A replica that fails
+/// before reaching the all-reduce aborts it, so the other replicas return instead of waiting.
+#[allow(clippy::too_many_arguments)]
+fn replica_step(
+    reducer: &dyn AllReduce,
     rank: usize,
-    outcome: std::thread::Result<std::result::Result<BatchSums, BoxError>>,
-) -> Result<BatchSums> {
-    match outcome {
-        Ok(Ok(sums)) => Ok(sums),
-        Ok(Err(source)) => {
-            strategy.reducer.abort();
-            Err(DistributeError::Model { rank, source })
-        }
+    model: &mut dyn ReplicaModel,
+    device: &dyn Device,
+    x: &[f32],
+    y: &[f32],
+    rows: usize,
+    global: usize,
+) -> Result<(BatchSums, [Duration; 3])> {
+    let t0 = Instant::now();
+    let entered = Cell::new(None::<Instant>);
+    let left = Cell::new(None::<Instant>);
+    let reduce_error = Cell::new(None::<DeviceError>);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut hook =
+            |grad: &mut DTensor, dev: &dyn Device| -> std::result::Result<(), BoxError> {
+                if entered.get().is_some() {
+                    return Err("the training step called the all-reduce twice".into());
+                }
+                entered.set(Some(Instant::now()));
+                let done = reducer.all_reduce_sum(rank, grad, dev);
+                left.set(Some(Instant::now()));
+                done.map_err(|e| {
+                    let text = e.to_string();
+                    reduce_error.set(Some(e));
+                    text.into()
+                })
+            };
+        model.train_step(device, x, y, rows, global, &mut hook)
+    }));
+    let end = Instant::now();
+    if entered.get().is_none() {
+        // Whatever happened, this replica never joined the reduction: release the others.
+        reducer.abort();
+    }
+    if let Some(source) = reduce_error.take() {
+        return Err(DistributeError::Device { rank, source });
+    }
+    let sums = match outcome {
+        Ok(Ok(sums)) => sums,
+        Ok(Err(source)) => return Err(DistributeError::Model { rank, source }),
         Err(payload) => {
-            strategy.reducer.abort();
-            Err(DistributeError::ReplicaPanicked {
+            return Err(DistributeError::ReplicaPanicked {
                 rank,
                 message: panic_message(payload.as_ref()),
             })
         }
+    };
+    match (entered.get(), left.get()) {
+        (Some(a), Some(b)) => Ok((sums, [a - t0, b - a, end - b])),
+        _ => Err(DistributeError::Model {
+            rank,
+            source: "the model's training step returned without calling the all-reduce".into(),
+        }),
     }
 }
 
@@ -91,38 +134,20 @@ impl MirroredStrategy {
         let global = x.len().checked_div(x_width).unwrap_or(0);
         let ranges = split_batch(global, self.num_replicas_in_sync());
         let reducer = &*self.reducer;
-        let results =
-            self.pool
-                .run_fallible(|rank, replica| -> Result<(BatchSums, [Duration; 3])> {
-                    let range = ranges.get(rank).cloned().unwrap_or(0..0);
-                    let (model, device) = match replica.model(id) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            reducer.abort();
-                            return Err(e);
-                        }
-                    };
-                    let t0 = Instant::now();
-                    let computed = catch_unwind(AssertUnwindSafe(|| {
-                        if range.is_empty() {
-                            model.zero_gradients(device).map(|()| BatchSums::default())
-                        } else {
-                            let xs = rows(x, x_width, &range);
-                            let ys = rows(y, y_width, &range);
-                            model.compute_gradients(device, xs, ys, range.len(), global)
-                        }
-                    }));
-                    let sums = fail(self, rank, computed)?;
-                    let t1 = Instant::now();
-                    reducer
-                        .all_reduce_sum(rank, model.gradients(), device)
-                        .map_err(|source| DistributeError::Device { rank, source })?;
-                    let t2 = Instant::now();
-                    model
-                        .apply_gradients(device)
-                        .map_err(|source| DistributeError::Model { rank, source })?;
-                    Ok((sums, [t1 - t0, t2 - t1, t2.elapsed()]))
-                });
+        let results = self.pool.run_fallible(|rank, replica| {
+            let range = ranges.get(rank).cloned().unwrap_or(0..0);
+            let xs = rows(x, x_width, &range);
+            let ys = rows(y, y_width, &range);
+            match replica.model(id) {
+                Ok((model, device)) => {
+                    replica_step(reducer, rank, model, device, xs, ys, range.len(), global)
+                }
+                Err(e) => {
+                    reducer.abort();
+                    Err(e)
+                }
+            }
+        });
         let mut total = BatchSums::default();
         let mut times = Vec::with_capacity(results.len());
         let mut failures = Vec::new();
@@ -335,7 +360,7 @@ impl MirroredStrategy {
 
     /// Length of a model's flat gradient buffer (from replica 0).
     pub fn gradient_len(&self, id: ModelId) -> Result<usize> {
-        self.on_primary(id, |m| m.gradients().len())
+        self.on_primary(id, |m| m.gradient_len())
     }
 
     fn on_primary<R: Send>(

@@ -8,7 +8,7 @@
 use mirror_kernel::device::{
     Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
 };
-use mirror_kernel::distribute::{BatchSums, BoxError, ReplicaModel};
+use mirror_kernel::distribute::{BatchSums, BoxError, ReduceHook, ReplicaModel};
 
 /// A device that computes nothing: every op is `Unavailable`. Host tensors need no device.
 pub struct HostOnly(pub usize);
@@ -150,6 +150,8 @@ pub struct HostMlp {
     step: u64,
     /// When set, `compute_gradients` fails at this many calls (error-path tests).
     pub fail_at: Option<u64>,
+    /// When set, `train_step` panics at this many calls.
+    pub panic_at: Option<u64>,
     calls: u64,
 }
 
@@ -182,6 +184,7 @@ impl HostMlp {
             slot_v: vec![0.0; n],
             step: 0,
             fail_at: None,
+            panic_at: None,
             calls: 0,
         }
     }
@@ -247,23 +250,9 @@ impl HostMlp {
     }
 }
 
-impl ReplicaModel for HostMlp {
-    fn metric_names(&self) -> Vec<String> {
-        vec!["loss".into(), "accuracy".into()]
-    }
-
-    fn compute_gradients(
-        &mut self,
-        _: &dyn Device,
-        x: &[f32],
-        y: &[f32],
-        rows: usize,
-        global: usize,
-    ) -> Result<BatchSums, BoxError> {
-        self.calls += 1;
-        if self.fail_at == Some(self.calls) {
-            return Err("the test model was told to fail".into());
-        }
+impl HostMlp {
+    /// Gradient of the summed loss of `rows` examples divided by `global` (zero for none).
+    fn compute_gradients(&mut self, x: &[f32], y: &[f32], rows: usize, global: usize) -> BatchSums {
         let [w1, b1, w2, b2] = self.offsets();
         let (inp, hid, cls) = (self.input, self.hidden, self.classes);
         let mut g = vec![0.0f32; self.params.len()];
@@ -294,19 +283,10 @@ impl ReplicaModel for HostMlp {
         }
         let sums = self.sums(x, y, rows);
         *self.grad_mut() = g;
-        Ok(sums)
+        sums
     }
 
-    fn zero_gradients(&mut self, _: &dyn Device) -> Result<(), BoxError> {
-        self.grad_mut().iter_mut().for_each(|v| *v = 0.0);
-        Ok(())
-    }
-
-    fn gradients(&mut self) -> &mut DTensor {
-        &mut self.grad
-    }
-
-    fn apply_gradients(&mut self, _: &dyn Device) -> Result<(), BoxError> {
+    fn apply_gradients(&mut self) -> Result<(), BoxError> {
         let g = match &self.grad.buf {
             Buffer::Host(v) => v.clone(),
             Buffer::Cuda(_) => return Err("host gradients expected".into()),
@@ -332,6 +312,38 @@ impl ReplicaModel for HostMlp {
             }
         }
         Ok(())
+    }
+}
+
+impl ReplicaModel for HostMlp {
+    fn metric_names(&self) -> Vec<String> {
+        vec!["loss".into(), "accuracy".into()]
+    }
+
+    fn gradient_len(&self) -> usize {
+        self.params.len()
+    }
+
+    fn train_step(
+        &mut self,
+        device: &dyn Device,
+        x: &[f32],
+        y: &[f32],
+        rows: usize,
+        global: usize,
+        reduce: &mut ReduceHook<'_>,
+    ) -> Result<BatchSums, BoxError> {
+        self.calls += 1;
+        if self.fail_at == Some(self.calls) {
+            return Err("the test model was told to fail".into());
+        }
+        if self.panic_at == Some(self.calls) {
+            panic!("the test model was told to panic");
+        }
+        let sums = self.compute_gradients(x, y, rows, global);
+        reduce(&mut self.grad, device)?;
+        self.apply_gradients()?;
+        Ok(sums)
     }
 
     fn evaluate_batch(
