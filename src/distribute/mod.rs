@@ -7,10 +7,13 @@
 //! - [`split`]: TensorFlow's global-batch split.
 //! - [`strategy`]: device lists, logical CPU devices and the `MirroredStrategy` core.
 //! - [`train`]: the replica model contract and distributed fit/evaluate/predict.
+//! - [`keras_model`]: the Keras engine's replica on this contract, and `MirroredTrainer`,
+//!   the engine's `Trainer` seam over N replicas.
 //! - [`stats`]: per-fit timings for the teaching view.
 
 pub mod allreduce;
 pub mod bench;
+pub mod keras_model;
 pub mod model;
 pub mod pool;
 pub mod ring;
@@ -21,6 +24,7 @@ pub mod strategy;
 pub mod train;
 
 pub use allreduce::AllReduce;
+pub use keras_model::MirroredTrainer;
 pub use model::{
     BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReduceHook,
     ReplicaModel,

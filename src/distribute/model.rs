@@ -95,6 +95,12 @@ pub trait ReplicaModel {
 
     /// Overwrites every variable, in the order `variables` returns them.
     fn set_variables(&mut self, device: &dyn Device, values: &[Vec<f32>]) -> Result<(), BoxError>;
+
+    /// The concrete model, for operations this trait does not cover (a Keras replica's
+    /// learning rate and optimizer state).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// Host training data: `x` holds rows of `x_width` features, `y` rows of `y_width` targets

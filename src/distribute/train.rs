@@ -58,6 +58,17 @@ fn gather(data: &[f32], width: usize, order: &[usize], out: &mut Vec<f32>) {
     }
 }
 
+/// Runs a model call on a replica, turning its error or panic into that replica's error.
+fn guarded<T>(rank: usize, f: impl FnOnce() -> std::result::Result<T, BoxError>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
+        Err(p) => Err(DistributeError::ReplicaPanicked {
+            rank,
+            message: panic_message(p.as_ref()),
+        }),
+    }
+}
+
 /// One replica's part of a training step: the model's step with the all-reduce as its hook.
 /// Returns the loss sums and the [compute, all-reduce, update] times. A replica that fails
 /// before reaching the all-reduce aborts it, so the other replicas return instead of waiting.
@@ -256,6 +267,55 @@ impl MirroredStrategy {
         Ok(history)
     }
 
+    /// Loss and metric sums of one global batch, split across the replicas.
+    pub fn evaluate_batch(
+        &self,
+        id: ModelId,
+        x: &[f32],
+        x_width: usize,
+        y: &[f32],
+        y_width: usize,
+    ) -> Result<BatchSums> {
+        let global = x.len().checked_div(x_width).unwrap_or(0);
+        let parts = split_batch(global, self.num_replicas_in_sync());
+        let results = self
+            .pool
+            .run_fallible(|rank, replica| -> Result<BatchSums> {
+                let part = parts.get(rank).cloned().unwrap_or(0..0);
+                if part.is_empty() {
+                    return Ok(BatchSums::default());
+                }
+                let (model, device) = replica.model(id)?;
+                let (xs, ys) = (rows(x, x_width, &part), rows(y, y_width, &part));
+                guarded(rank, || model.evaluate_batch(device, xs, ys, part.len()))
+            });
+        let mut total = BatchSums::default();
+        for r in results {
+            total.add(&r?);
+        }
+        Ok(total)
+    }
+
+    /// Outputs of one global batch: each replica's rows, concatenated in rank order.
+    pub fn predict_batch(&self, id: ModelId, x: &[f32], x_width: usize) -> Result<Vec<f32>> {
+        let global = x.len().checked_div(x_width).unwrap_or(0);
+        let parts = split_batch(global, self.num_replicas_in_sync());
+        let results = self.pool.run_fallible(|rank, replica| -> Result<Vec<f32>> {
+            let part = parts.get(rank).cloned().unwrap_or(0..0);
+            if part.is_empty() {
+                return Ok(Vec::new());
+            }
+            let (model, device) = replica.model(id)?;
+            let xs = rows(x, x_width, &part);
+            guarded(rank, || model.predict_batch(device, xs, part.len()))
+        });
+        let mut out = Vec::new();
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+
     /// `model.evaluate`: the loss and metrics over the whole data set, as `(name, mean)`.
     pub fn evaluate(
         &self,
@@ -271,42 +331,16 @@ impl MirroredStrategy {
             if interrupted(&interrupt) {
                 return Err(DistributeError::Interrupted);
             }
-            let xs = rows(data.x, data.x_width, &range);
-            let ys = rows(data.y, data.y_width, &range);
-            let parts = split_batch(range.len(), self.num_replicas_in_sync());
-            let results = self
-                .pool
-                .run_fallible(|rank, replica| -> Result<BatchSums> {
-                    let part = parts.get(rank).cloned().unwrap_or(0..0);
-                    if part.is_empty() {
-                        return Ok(BatchSums::default());
-                    }
-                    let (model, device) = replica.model(id)?;
-                    let out = catch_unwind(AssertUnwindSafe(|| {
-                        model.evaluate_batch(
-                            device,
-                            rows(xs, data.x_width, &part),
-                            rows(ys, data.y_width, &part),
-                            part.len(),
-                        )
-                    }));
-                    match out {
-                        Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
-                        Err(p) => Err(DistributeError::ReplicaPanicked {
-                            rank,
-                            message: panic_message(p.as_ref()),
-                        }),
-                    }
-                });
-            for r in results {
-                total.add(&r?);
-            }
+            let (xs, ys) = (
+                rows(data.x, data.x_width, &range),
+                rows(data.y, data.y_width, &range),
+            );
+            total.add(&self.evaluate_batch(id, xs, data.x_width, ys, data.y_width)?);
         }
         Ok(total.means(&names))
     }
 
-    /// `model.predict`: outputs of every example, row-major, in input order (each replica's
-    /// outputs concatenated in rank order).
+    /// `model.predict`: outputs of every example, row-major, in input order.
     pub fn predict(
         &self,
         id: ModelId,
@@ -327,28 +361,7 @@ impl MirroredStrategy {
             if interrupted(&interrupt) {
                 return Err(DistributeError::Interrupted);
             }
-            let xs = rows(x, x_width, &range);
-            let parts = split_batch(range.len(), self.num_replicas_in_sync());
-            let results = self.pool.run_fallible(|rank, replica| -> Result<Vec<f32>> {
-                let part = parts.get(rank).cloned().unwrap_or(0..0);
-                if part.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let (model, device) = replica.model(id)?;
-                let got = catch_unwind(AssertUnwindSafe(|| {
-                    model.predict_batch(device, rows(xs, x_width, &part), part.len())
-                }));
-                match got {
-                    Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
-                    Err(p) => Err(DistributeError::ReplicaPanicked {
-                        rank,
-                        message: panic_message(p.as_ref()),
-                    }),
-                }
-            });
-            for r in results {
-                out.extend(r?);
-            }
+            out.extend(self.predict_batch(id, rows(x, x_width, &range), x_width)?);
         }
         Ok(out)
     }
