@@ -93,6 +93,14 @@ fn train(n: usize, opt: Opt, batch: usize) -> Run {
     let weights = s.primary_variables(id).unwrap();
     let stats = s.last_fit_stats().unwrap();
     assert_eq!(stats.replicas, n);
+    assert_eq!(
+        stats.local_batch,
+        mirror_kernel::distribute::split_sizes(batch, n)
+    );
+    assert_eq!(
+        stats.gradient_len,
+        INPUT * HIDDEN + HIDDEN + HIDDEN * CLASSES + CLASSES
+    );
     assert_eq!(stats.steps, 3 * SAMPLES.div_ceil(batch));
     assert_eq!(stats.samples, 3 * SAMPLES);
     (weights, history, eval, pred)

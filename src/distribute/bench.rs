@@ -60,6 +60,7 @@ pub struct BenchRow {
     pub samples_per_second: f64,
     pub all_reduce_share: f64,
     pub compute_share: f64,
+    pub update_share: f64,
     pub final_loss: f64,
 }
 
@@ -111,6 +112,7 @@ pub fn train_epoch(
         samples_per_second: stats.samples_per_second(),
         all_reduce_share: stats.all_reduce_share(),
         compute_share: stats.compute_share(),
+        update_share: stats.update_share(),
         final_loss: history
             .get("loss")
             .and_then(|l| l.last().copied())
@@ -157,8 +159,8 @@ pub fn run_train_bench(factory: DeviceFactory, samples: usize) -> Result<String>
     for r in [&one, &two] {
         out.push_str(&format!(
             "train MLP 784-128-10 adam, {samples} samples, batch 128, {} CPU replica(s): {:.0} samples/s \
-             (compute {:.1}%, all-reduce incl. wait {:.1}%, final loss {:.4})\n",
-            r.replicas, r.samples_per_second, 100.0 * r.compute_share, 100.0 * r.all_reduce_share, r.final_loss
+             (compute {:.1}%, all-reduce incl. wait {:.1}%, update {:.1}%, final loss {:.4})\n",
+            r.replicas, r.samples_per_second, 100.0 * r.compute_share, 100.0 * r.all_reduce_share, 100.0 * r.update_share, r.final_loss
         ));
     }
     out.push_str(&format!(

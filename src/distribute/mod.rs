@@ -67,6 +67,8 @@ pub enum DistributeError {
     UnknownModel(u64),
     #[error("{0}")]
     InvalidInput(String),
+    #[error("a replica asked the strategy to run on every replica; that must be done from outside the replicas")]
+    Reentrant,
     #[error("training was interrupted")]
     Interrupted,
 }

@@ -192,8 +192,12 @@ impl<S: 'static> ReplicaPool<S> {
         R: Send,
         F: Fn(usize, &mut S) -> R + Sync,
     {
-        let _serial = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let n = self.threads.len();
+        if ON_REPLICA_THREAD.with(|f| f.get()) {
+            // Waiting for every replica from one of them would wait for ever.
+            return (0..n).map(|_| Err(DistributeError::Reentrant)).collect();
+        }
+        let _serial = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let slots: Vec<Mutex<Option<std::thread::Result<R>>>> =
             (0..n).map(|_| Mutex::new(None)).collect();
         let job = |rank: usize, state: &mut S| {
@@ -281,7 +285,13 @@ impl<S: 'static> Drop for ReplicaPool<S> {
     }
 }
 
+thread_local! {
+    /// Set on replica threads, so a replica that asks its own pool for work gets an error.
+    static ON_REPLICA_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn worker_loop<S: 'static>(rank: usize, shared: &Shared<S>, mut state: S) {
+    ON_REPLICA_THREAD.with(|f| f.set(true));
     let mut seen = 0u64;
     loop {
         spin_until(|| shared.epoch_hint.load(Ordering::Acquire) != seen);
@@ -386,6 +396,16 @@ mod tests {
             again.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
             vec![1, 2]
         );
+    }
+
+    #[test]
+    fn dispatching_from_a_replica_is_an_error_not_a_deadlock() {
+        let pool =
+            std::sync::Arc::new(ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap());
+        let inner = pool.clone();
+        let out =
+            pool.run(|_, _| matches!(inner.run(|r, _| r)[0], Err(DistributeError::Reentrant)));
+        assert!(out.into_iter().all(|r| r.unwrap()));
     }
 
     #[test]
