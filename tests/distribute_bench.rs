@@ -2,14 +2,15 @@
 //! benchmark itself runs as an ignored test that prints its report:
 //! `cargo test --release --test distribute_bench -- --ignored --nocapture`.
 
-use mirror_kernel::distribute::bench::{run_train_bench, synthetic_mnist, train_epoch};
+use mirror_kernel::distribute::bench::{run_train_bench, train_epoch};
 use mirror_kernel::distribute::strategy::cpu_factory;
+use mirror_kernel::keras::bench::synthetic_data;
 
 #[test]
 fn the_bench_model_learns_on_two_replicas() {
-    let (x, y) = synthetic_mnist(4096, 1);
+    let (x, y) = synthetic_data(4096, 1);
     let row = train_epoch(2, &cpu_factory(), &x, &y, 64).unwrap();
-    // Ten classes start near ln(10) = 2.30; the labels depend on three pixels.
+    // Ten classes start near ln(10) = 2.30.
     assert!(row.final_loss < 2.25, "loss {}", row.final_loss);
     assert!(row.samples_per_second > 0.0);
 }

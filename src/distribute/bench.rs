@@ -1,57 +1,22 @@
-//! The training benchmark behind `mirror-kernel bench train`: the MNIST-sized MLP (Dense
-//! 784→128 relu, Dense 10 softmax, sparse categorical cross-entropy, Adam; 101,770
-//! parameters) trained for one epoch over 60,000 synthetic samples at batch 128, first on one
-//! CPU replica and then on two, in the same process. It prints samples/s for each, the
-//! speed-up, and the share of step time spent in the all-reduce, plus two micro-measurements:
-//! the cost of one empty dispatch to every replica and of one bare ring all-reduce of the
-//! gradient.
-//! The model is the Keras engine's own, on the devices a caller's factory makes
-//! ([`cpu_factory`](super::strategy::cpu_factory) for `bench train`).
-//! Timings are printed, never asserted.
+//! The multi-replica half of `mirror-kernel bench train`: the engine's benchmark model
+//! (Dense 784→128 relu, Dense 10 softmax, sparse categorical cross-entropy, Adam; 101,770
+//! parameters) trained for one epoch over synthetic MNIST-shaped samples at batch 128 through
+//! `keras::fit`, on the plain engine, on a strategy of one CPU replica and on a strategy of
+//! two, in the same process. It reports samples/s for each, the speed-up of two replicas over
+//! one, where the step time went (compute, all-reduce including waiting, update), and two
+//! micro-measurements: one empty dispatch to every replica and one bare ring all-reduce of
+//! the gradient. Timings are printed, never asserted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::model::{BoxError, Dataset, NoObserver, ReplicaModel};
+use super::keras_model::{to_keras, MirroredTrainer};
 use super::pool::ReplicaPool;
 use super::ring::RingAllReduce;
-use super::strategy::{logical_cpu_devices, DeviceFactory, DeviceSpec, MirroredStrategy};
-use super::train::FitOptions;
+use super::strategy::{logical_cpu_devices, DeviceFactory, MirroredStrategy};
 use super::{DistributeError, Result};
-use crate::device::Device;
-use crate::keras::{initial_weights, CompileConfig, KResult, LayerKind, ModelConfig, Replica};
-
-/// Builds one replica's model (`rank`, device) for the benchmark.
-pub type ModelBuilder = Arc<
-    dyn Fn(usize, &dyn Device) -> std::result::Result<Box<dyn ReplicaModel>, BoxError>
-        + Send
-        + Sync,
->;
-
-/// The engine's MNIST MLP: Dense(784→128, relu) → Dense(10, softmax), compiled with Adam and
-/// sparse categorical cross-entropy (plus accuracy), from seeded Keras initial weights; the
-/// same weights on every replica.
-pub fn mnist_mlp_builder(
-    factory: DeviceFactory,
-    devices: Vec<DeviceSpec>,
-) -> KResult<ModelBuilder> {
-    let config = ModelConfig::sequential(
-        &[784],
-        vec![
-            LayerKind::dense(128, "relu")?,
-            LayerKind::dense(10, "softmax")?,
-        ],
-    )?;
-    let weights = initial_weights(&config.plan()?, 42);
-    let compile =
-        CompileConfig::from_names("adam", "sparse_categorical_crossentropy", &["accuracy"])?;
-    Ok(Arc::new(move |rank, _| {
-        let spec = devices.get(rank).ok_or("no device for this replica")?;
-        let mut replica = Replica::new(&config, &weights, factory(spec)?)?;
-        replica.compile(&compile)?;
-        Ok(Box::new(replica) as Box<dyn ReplicaModel>)
-    }))
-}
+use crate::keras::bench::{bench_model, bench_train, run_epoch, synthetic_data};
+use crate::keras::{initial_weights, KResult};
 
 /// One line of the benchmark: a replica count and what one epoch measured.
 #[derive(Debug, Clone)]
@@ -64,59 +29,30 @@ pub struct BenchRow {
     pub final_loss: f64,
 }
 
-/// Synthetic MNIST-shaped data: `n` rows of 784 values in [0, 1) and labels 0..9 that depend
-/// on the pixels, so the model has something to learn.
-pub fn synthetic_mnist(n: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let x: Vec<f32> = (0..n * 784).map(|_| rng.gen::<f32>()).collect();
-    let y = x
-        .chunks(784)
-        .map(|r| ((r[0] + r[1] + r[2]) * 3.3) as usize as f32 % 10.0)
-        .collect();
-    (x, y)
-}
-
-/// Trains one epoch on `replicas` replicas and returns its row.
+/// Trains the benchmark model for one epoch on a strategy of `replicas` replicas.
 pub fn train_epoch(
     replicas: usize,
     factory: &DeviceFactory,
     x: &[f32],
     y: &[f32],
     batch: usize,
-) -> Result<BenchRow> {
-    let devices = logical_cpu_devices(replicas);
-    let strategy = MirroredStrategy::new(devices.clone(), factory.clone())?;
-    let b = mnist_mlp_builder(factory.clone(), devices).map_err(|e| DistributeError::Model {
-        rank: 0,
-        source: Box::new(e),
-    })?;
-    let id = strategy.build_model(move |rank, dev| b(rank, dev))?;
-    let data = Dataset {
-        x,
-        x_width: 784,
-        y,
-        y_width: 1,
-    };
-    let opts = FitOptions {
-        epochs: 1,
-        batch_size: batch,
-        ..FitOptions::default()
-    };
-    let history = strategy.fit(id, data, None, &opts, &mut NoObserver)?;
-    let stats = strategy
-        .last_fit_stats()
-        .ok_or(DistributeError::NoReplicas)?;
+) -> KResult<BenchRow> {
+    let (config, compile) = bench_model()?;
+    let weights = initial_weights(&config.plan()?, 1);
+    let strategy = Arc::new(
+        MirroredStrategy::new(logical_cpu_devices(replicas), factory.clone()).map_err(to_keras)?,
+    );
+    let mut trainer = MirroredTrainer::new(strategy.clone(), &config, &weights, Some(&compile), 0)?;
+    trainer.begin_fit(batch);
+    let report = run_epoch(&mut trainer, x, y, batch)?;
+    let stats = strategy.last_fit_stats().unwrap_or_default();
     Ok(BenchRow {
         replicas,
-        samples_per_second: stats.samples_per_second(),
+        samples_per_second: report.samples_per_sec,
         all_reduce_share: stats.all_reduce_share(),
         compute_share: stats.compute_share(),
         update_share: stats.update_share(),
-        final_loss: history
-            .get("loss")
-            .and_then(|l| l.last().copied())
-            .unwrap_or(f64::NAN),
+        final_loss: report.final_loss,
     })
 }
 
@@ -147,31 +83,42 @@ pub fn all_reduce_cost(n: usize, len: usize, iters: usize) -> Result<Duration> {
     Ok(start.elapsed() / iters.max(1) as u32)
 }
 
-/// The whole benchmark: returns the report text (the CLI prints it).
-pub fn run_train_bench(factory: DeviceFactory, samples: usize) -> Result<String> {
-    let (x, y) = synthetic_mnist(samples, 7);
-    let one = train_epoch(1, &factory, &x, &y, 128)?;
-    let two = train_epoch(2, &factory, &x, &y, 128)?;
-    let dispatch = dispatch_cost(2, 2000)?;
-    let reduce = all_reduce_cost(2, 101_770, 500)?;
-    let step_two = Duration::from_secs_f64(128.0 / two.samples_per_second.max(1e-9));
-    let mut out = String::new();
+/// The whole benchmark over `samples` examples (60,000 in the CLI): returns the report text.
+pub fn run_train_bench(factory: DeviceFactory, samples: usize) -> KResult<String> {
+    let batch = 128;
+    let (x, y) = synthetic_data(samples, 7);
+    let plain = bench_train(samples, batch)?;
+    let one = train_epoch(1, &factory, &x, &y, batch)?;
+    let two = train_epoch(2, &factory, &x, &y, batch)?;
+    let dispatch = dispatch_cost(2, 2000).map_err(to_keras)?;
+    let reduce = all_reduce_cost(2, 101_770, 500).map_err(to_keras)?;
+    let step_two = 128.0 / two.samples_per_second.max(1e-9);
+    let mut out = format!(
+        "train MLP 784-128-10 adam, {samples} samples, batch {batch}, plain engine: {:.0} samples/s\n",
+        plain.samples_per_sec
+    );
     for r in [&one, &two] {
         out.push_str(&format!(
-            "train MLP 784-128-10 adam, {samples} samples, batch 128, {} CPU replica(s): {:.0} samples/s \
-             (compute {:.1}%, all-reduce incl. wait {:.1}%, update {:.1}%, final loss {:.4})\n",
-            r.replicas, r.samples_per_second, 100.0 * r.compute_share, 100.0 * r.all_reduce_share, 100.0 * r.update_share, r.final_loss
+            "  {} CPU replica(s): {:.0} samples/s (step time: compute {:.1}%, all-reduce incl. wait {:.1}%, \
+             update {:.1}%; final loss {:.4})\n",
+            r.replicas,
+            r.samples_per_second,
+            100.0 * r.compute_share,
+            100.0 * r.all_reduce_share,
+            100.0 * r.update_share,
+            r.final_loss
         ));
     }
     out.push_str(&format!(
-        "speed-up 2 vs 1 replica: {:.2}x (goal >= 1.6x)\n",
+        "speed-up, 2 replicas over 1: {:.2}x (goal >= 1.6x on 2 free cores)\n",
         two.samples_per_second / one.samples_per_second.max(1e-9)
     ));
     out.push_str(&format!(
-        "bare ring all-reduce of 101,770 floats over 2 replicas: {:.1} us = {:.1}% of a {:.2} ms step (goal < 5%)\n",
+        "bare ring all-reduce of 101,770 floats over 2 replicas: {:.1} us = {:.1}% of the 2-replica step \
+         of {:.2} ms (goal < 5%)\n",
         reduce.as_secs_f64() * 1e6,
-        100.0 * reduce.as_secs_f64() / step_two.as_secs_f64(),
-        step_two.as_secs_f64() * 1e3
+        100.0 * reduce.as_secs_f64() / step_two,
+        step_two * 1e3
     ));
     out.push_str(&format!(
         "empty dispatch to 2 replicas: {:.1} us\n",
