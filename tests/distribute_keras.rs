@@ -170,3 +170,117 @@ fn adam_on_n_replicas_matches_one() {
     compare("adam", 12);
     compare("adam", 5);
 }
+
+/// Raises the interrupt flag after a number of batches, as a kernel interrupt would.
+struct InterruptAfter {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+    after: usize,
+    seen: usize,
+}
+
+impl Callback for InterruptAfter {
+    fn on_batch_end(&mut self, _: usize, _: &Logs, _: &mut dyn Trainer) -> KResult<bool> {
+        self.seen += 1;
+        if self.seen == self.after {
+            self.flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(false)
+    }
+}
+
+fn assert_mirrored(t: &MirroredTrainer) {
+    let copies = t.replica_weights().unwrap();
+    for c in &copies[1..] {
+        assert_eq!(c, &copies[0]);
+    }
+}
+
+#[test]
+fn interrupt_leaves_equal_copies_and_training_resumes() {
+    let cfg = config();
+    let weights = initial_weights(&cfg.plan().unwrap(), 7);
+    let strategy = Arc::new(MirroredStrategy::new(logical_cpu_devices(3), cpu_factory()).unwrap());
+    let mut t = MirroredTrainer::new(strategy, &cfg, &weights, Some(&compile("adam")), 0).unwrap();
+    let (x, y) = data();
+    let d = Data { x: &x, y: &y };
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let opts = FitOptions {
+        epochs: 4,
+        batch_size: 4,
+        ..FitOptions::default()
+    };
+    let mut stop = InterruptAfter {
+        flag: flag.clone(),
+        after: 3,
+        seen: 0,
+    };
+    let err = fit(&mut t, d, None, &opts, &mut [&mut stop], Some(&flag)).unwrap_err();
+    assert!(
+        matches!(err, mirror_kernel::keras::KerasError::Interrupted),
+        "{err:?}"
+    );
+    assert_eq!(stop.seen, 3);
+    assert_mirrored(&t);
+    flag.store(false, std::sync::atomic::Ordering::SeqCst);
+    let h = fit(&mut t, d, None, &opts, &mut [], Some(&flag)).unwrap();
+    assert_eq!(h.history["loss"].len(), 4);
+    assert_mirrored(&t);
+}
+
+#[test]
+fn weights_state_and_learning_rate_reach_every_replica() {
+    let cfg = config();
+    let plan = cfg.plan().unwrap();
+    let strategy = Arc::new(MirroredStrategy::new(logical_cpu_devices(2), cpu_factory()).unwrap());
+    let mut t = MirroredTrainer::new(
+        strategy,
+        &cfg,
+        &initial_weights(&plan, 1),
+        Some(&compile("sgd")),
+        0,
+    )
+    .unwrap();
+    let other = initial_weights(&plan, 2);
+    t.set_weights(&other).unwrap();
+    assert_eq!(t.get_weights().unwrap(), other);
+    for copy in t.replica_weights().unwrap() {
+        assert_eq!(copy, other);
+    }
+    t.set_learning_rate(0.05);
+    assert_eq!(t.learning_rate(), 0.05);
+    // With the same rate everywhere, a step keeps the copies equal and matches one replica.
+    let (x, y) = data();
+    let opts = FitOptions {
+        epochs: 1,
+        batch_size: 8,
+        shuffle: false,
+        ..FitOptions::default()
+    };
+    fit(&mut t, Data { x: &x, y: &y }, None, &opts, &mut [], None).unwrap();
+    assert_mirrored(&t);
+    let mut single = Replica::new(&cfg, &other, Box::new(CpuDevice::new(0))).unwrap();
+    single.compile(&compile("sgd")).unwrap();
+    single.set_learning_rate(0.05);
+    fit(
+        &mut single,
+        Data { x: &x, y: &y },
+        None,
+        &opts,
+        &mut [],
+        None,
+    )
+    .unwrap();
+    for (a, b) in single
+        .get_weights()
+        .unwrap()
+        .iter()
+        .zip(t.get_weights().unwrap())
+    {
+        for (u, v) in a.data.iter().zip(&b.data) {
+            assert!((u - v).abs() <= 1e-5);
+        }
+    }
+    let state = t.optimizer_state().unwrap();
+    t.set_optimizer_state(&state).unwrap();
+    assert_eq!(t.optimizer_state().unwrap(), state);
+}
