@@ -14,6 +14,7 @@ pub mod callbacks;
 pub mod checkpoint;
 pub mod compile;
 pub mod config;
+pub mod datasets;
 pub mod error;
 pub mod fit;
 pub mod init;
