@@ -6,10 +6,38 @@
 //! - [`ring`]: the CPU ring all-reduce behind the fixed [`AllReduce`] seam.
 //! - [`split`]: TensorFlow's global-batch split.
 //! - [`strategy`]: device lists, logical CPU devices and the `MirroredStrategy` core.
-//! - [`train`]: the replica model contract and distributed fit/evaluate/predict.
-//! - [`keras_model`]: the Keras engine's replica on this contract, and `MirroredTrainer`,
+//! - [`model`]: the contract a replica's copy of a model fulfils ([`ReplicaModel`]).
+//! - [`train`]: distributed fit/evaluate/predict over any [`ReplicaModel`].
+//! - [`keras_model`]: the Keras engine's replica on this contract, and [`MirroredTrainer`],
 //!   the engine's `Trainer` seam over N replicas.
 //! - [`stats`]: per-fit timings for the teaching view.
+//! - [`bench`]: the multi-replica figures of `bench train`.
+//!
+//! # Using it
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mirror_kernel::distribute::strategy::{cpu_factory, default_logical_cpus, logical_cpu_devices};
+//! use mirror_kernel::distribute::{MirroredStrategy, MirroredTrainer};
+//! use mirror_kernel::keras::{fit, initial_weights, CompileConfig, Data, FitOptions, LayerKind, ModelConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // `tf.distribute.MirroredStrategy()` on the logical CPUs (MIRROR_LOGICAL_CPUS, else 1).
+//! let devices = logical_cpu_devices(default_logical_cpus());
+//! let strategy = Arc::new(MirroredStrategy::new(devices, cpu_factory())?);
+//! // A model built under `strategy.scope()`: one copy per replica, same initial weights.
+//! let config = ModelConfig::sequential(&[4], vec![LayerKind::dense(3, "softmax")?])?;
+//! let weights = initial_weights(&config.plan()?, 0);
+//! let compile = CompileConfig::from_names("adam", "sparse_categorical_crossentropy", &["accuracy"])?;
+//! let mut model = MirroredTrainer::new(strategy.clone(), &config, &weights, Some(&compile), 0)?;
+//! // `model.fit`: the engine's loop, callbacks and interrupt flag, on every replica.
+//! let (x, y) = (vec![0.5f32; 8 * 4], vec![1.0f32; 8]);
+//! model.begin_fit(4);
+//! let history = fit(&mut model, Data { x: &x, y: &y }, None, &FitOptions::default(), &mut [], None)?;
+//! println!("{history:?}\n{}", strategy.last_fit_stats().unwrap_or_default());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod allreduce;
 pub mod bench;
