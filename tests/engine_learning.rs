@@ -204,3 +204,27 @@ fn users_get_clear_errors() {
         .expect_err("conv on vectors");
     assert!(err.to_string().contains("(None, 4)"), "{err}");
 }
+
+#[test]
+fn an_interrupt_stops_fit_between_steps_and_keeps_the_weights() {
+    let cfg = ModelConfig::sequential(&[8], vec![LayerKind::dense(4, "softmax").expect("d")])
+        .expect("config");
+    let compile =
+        CompileConfig::from_names("sgd", "sparse_categorical_crossentropy", &[]).expect("c");
+    let mut r = replica(&cfg, &compile);
+    let before = r.get_weights().expect("w");
+    let (x, y) = blobs(64, 1);
+    let flag = std::sync::atomic::AtomicBool::new(true);
+    let err = fit(
+        &mut r,
+        Data { x: &x, y: &y },
+        None,
+        &FitOptions::default(),
+        &mut [],
+        Some(&flag),
+    )
+    .expect_err("interrupted");
+    assert_eq!(err.py_exception(), "KeyboardInterrupt");
+    assert_eq!(r.get_weights().expect("w"), before);
+    assert_eq!(r.iterations(), 0);
+}

@@ -212,6 +212,10 @@ impl OptimizerConfig {
 /// A metric tracked as a running mean over the epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// `accuracy`/`acc`: Keras 3 picks the variant from the shapes of each batch: binary
+    /// when predictions have one column, sparse categorical when targets hold one value
+    /// per example, categorical otherwise.
+    Accuracy,
     /// `accuracy` resolved for sparse categorical cross-entropy: argmax equals the label.
     SparseCategoricalAccuracy,
     /// argmax of the prediction equals argmax of the one-hot target.
@@ -233,14 +237,11 @@ const METRIC_NAMES: &[&str] = &[
 ];
 
 impl Metric {
-    /// Resolves a metric name; `accuracy` picks the variant that fits the loss, as Keras does.
-    pub fn parse(name: &str, loss: &LossKind) -> KResult<(String, Metric)> {
+    /// Resolves a metric name. The loss is taken for the day a metric depends on it; today
+    /// `accuracy` is resolved from shapes, batch by batch, as Keras 3 does.
+    pub fn parse(name: &str, _loss: &LossKind) -> KResult<(String, Metric)> {
         let m = match name {
-            "accuracy" | "acc" => match loss {
-                LossKind::SparseCategoricalCrossentropy { .. } => Metric::SparseCategoricalAccuracy,
-                LossKind::BinaryCrossentropy { .. } => Metric::BinaryAccuracy,
-                _ => Metric::CategoricalAccuracy,
-            },
+            "accuracy" | "acc" => Metric::Accuracy,
             "sparse_categorical_accuracy" => Metric::SparseCategoricalAccuracy,
             "categorical_accuracy" => Metric::CategoricalAccuracy,
             "binary_accuracy" => Metric::BinaryAccuracy,
@@ -269,6 +270,17 @@ impl Metric {
         };
         let rows = pred.chunks_exact(cols);
         match self {
+            Metric::Accuracy => {
+                let n = pred.len() / cols;
+                let resolved = if cols == 1 {
+                    Metric::BinaryAccuracy
+                } else if target.len() == n {
+                    Metric::SparseCategoricalAccuracy
+                } else {
+                    Metric::CategoricalAccuracy
+                };
+                resolved.batch_sum(pred, target, cols)
+            }
             Metric::SparseCategoricalAccuracy => rows
                 .zip(target)
                 .filter(|(r, t)| argmax(r) as f32 == **t)

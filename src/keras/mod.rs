@@ -21,6 +21,7 @@ pub mod init;
 mod layers;
 pub mod replica;
 pub mod saving;
+pub mod summary;
 pub mod trainer;
 pub mod validate;
 
