@@ -26,7 +26,25 @@ pub struct BenchRow {
     pub all_reduce_share: f64,
     pub compute_share: f64,
     pub update_share: f64,
+    /// Mean share of the epoch the replica threads spent runnable but waiting for a CPU
+    /// (Linux's schedstat; 0 where unknown): how much other work on the machine slowed us.
+    pub cpu_wait_share: f64,
     pub final_loss: f64,
+}
+
+/// Nanoseconds this thread has spent waiting on a run queue (Linux), if the OS says.
+fn run_queue_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Each replica thread's run-queue wait so far.
+fn replica_waits(strategy: &MirroredStrategy) -> Vec<Option<u64>> {
+    strategy
+        .run(|_| run_queue_wait_ns())
+        .into_iter()
+        .map(|r| r.ok().flatten())
+        .collect()
 }
 
 /// Trains the benchmark model for one epoch on a strategy of `replicas` replicas.
@@ -44,7 +62,19 @@ pub fn train_epoch(
     );
     let mut trainer = MirroredTrainer::new(strategy.clone(), &config, &weights, Some(&compile), 0)?;
     trainer.begin_fit(batch);
+    let before = replica_waits(&strategy);
     let report = run_epoch(&mut trainer, x, y, batch)?;
+    let after = replica_waits(&strategy);
+    let waited: Vec<f64> = before
+        .iter()
+        .zip(&after)
+        .filter_map(|(b, a)| Some(a.as_ref()?.saturating_sub(*b.as_ref()?) as f64 * 1e-9))
+        .collect();
+    let cpu_wait_share = if waited.is_empty() || report.seconds <= 0.0 {
+        0.0
+    } else {
+        waited.iter().sum::<f64>() / waited.len() as f64 / report.seconds
+    };
     let stats = strategy.last_fit_stats().unwrap_or_default();
     Ok(BenchRow {
         replicas,
@@ -52,6 +82,7 @@ pub fn train_epoch(
         all_reduce_share: stats.all_reduce_share(),
         compute_share: stats.compute_share(),
         update_share: stats.update_share(),
+        cpu_wait_share,
         final_loss: report.final_loss,
     })
 }
@@ -100,12 +131,13 @@ pub fn run_train_bench(factory: DeviceFactory, samples: usize) -> KResult<String
     for r in [&one, &two] {
         out.push_str(&format!(
             "  {} CPU replica(s): {:.0} samples/s (step time: compute {:.1}%, all-reduce incl. wait {:.1}%, \
-             update {:.1}%; final loss {:.4})\n",
+             update {:.1}%; replica threads waited for a CPU {:.0}% of the epoch; final loss {:.4})\n",
             r.replicas,
             r.samples_per_second,
             100.0 * r.compute_share,
             100.0 * r.all_reduce_share,
             100.0 * r.update_share,
+            100.0 * r.cpu_wait_share,
             r.final_loss
         ));
     }
