@@ -33,6 +33,7 @@ pub use allreduce::{
 };
 pub use detect::{gpu_count, gpu_names, gpus, libraries_present, physical_device_name, GpuInfo};
 pub use device::CudaDevice;
+pub use load::{kernels_cubin, kernels_ptx};
 
 use cudarc::driver::CudaSlice;
 
