@@ -36,8 +36,7 @@ pub(super) fn gemm(
             format!("inner dimensions differ: {m}x{k} times {kb}x{n}"),
         ));
     }
-    let c_ok = c.len() == m * n && (c.is_empty() || c.shape.last().copied() == Some(n));
-    if !c_ok {
+    if c.rows_cols() != (m, n) {
         return Err(shape_err(
             "gemm",
             format!("the output has shape {:?}, the product is {m}x{n}", c.shape),

@@ -233,6 +233,33 @@ impl Device for CudaDevice {
         self.stream.memcpy_htod(data, d).map_err(|e| self.err(e))
     }
 
+    fn copy_range(
+        &self,
+        src: &DTensor,
+        src_offset: usize,
+        dst: &mut DTensor,
+        dst_offset: usize,
+        len: usize,
+    ) -> DResult<()> {
+        let fits = |off: usize, total: usize| off.checked_add(len).is_some_and(|e| e <= total);
+        if !fits(src_offset, src.len()) || !fits(dst_offset, dst.len()) {
+            return Err(shape_err(
+                "copy_range",
+                format!("a range of {len} elements does not fit"),
+            ));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let s = self.buf(src)?;
+        let d = self.buf_mut(dst)?;
+        let from = s.slice(src_offset..src_offset + len);
+        let mut to = d.slice_mut(dst_offset..dst_offset + len);
+        self.stream
+            .memcpy_dtod(&from, &mut to)
+            .map_err(|e| self.err(e))
+    }
+
     fn gemm(
         &self,
         a: &DTensor,
