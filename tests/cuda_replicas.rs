@@ -67,7 +67,7 @@ impl Replica {
     }
 
     /// One training step on rows `x` (local batch) of the global batch.
-    fn step(&mut self, x: &[f32], y: &[f32], ar: Option<(&dyn AllReduce, usize)>, t: u64) {
+    fn step(&mut self, x: &[f32], y: &[f32], ar: Option<(&dyn AllReduce, usize)>) {
         let d = &self.dev;
         let b = y.len();
         let xt = d.upload(x, &[b, IN]).unwrap();
@@ -108,7 +108,6 @@ impl Replica {
         // SGD with momentum keeps the update linear in the gradient, so the rounding
         // differences of a differently ordered sum stay at rounding size (Adam's
         // normalisation would magnify them on components whose gradient is nearly zero).
-        let _ = t;
         let opt = OptStep::Sgd {
             lr: 0.1,
             momentum: 0.9,
@@ -147,7 +146,7 @@ fn train(devices: Vec<CudaDevice>, ar: Option<&dyn AllReduce>, d: &Data) -> Vec<
                     let row = step * GLOBAL + rank * local;
                     let x = &d.x[row * IN..(row + local) * IN];
                     let y = &d.y[row..row + local];
-                    rep.step(x, y, ar.map(|a| (a, rank)), step as u64 + 1);
+                    rep.step(x, y, ar.map(|a| (a, rank)));
                 }
             });
         }
