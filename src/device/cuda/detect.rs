@@ -8,6 +8,8 @@ use std::sync::OnceLock;
 
 use cudarc::driver::{result, CudaContext};
 
+use super::libsearch::preload;
+
 /// What is known about one physical GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuInfo {
@@ -42,15 +44,42 @@ pub fn physical_device_name(index: usize) -> String {
     format!("/physical_device:GPU:{index}")
 }
 
+/// Whether NVRTC can be loaded, after looking in the usual folders and Python's `nvidia-*`
+/// wheels when the loader's own path lacks it (see `libsearch.rs`). Needs no GPU.
+pub(crate) fn nvrtc_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: is_culib_present only tries to dlopen the library by name.
+    *PRESENT.get_or_init(|| unsafe {
+        if !cudarc::nvrtc::sys::is_culib_present() {
+            preload(
+                "cuda_nvrtc",
+                &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"],
+            );
+        }
+        cudarc::nvrtc::sys::is_culib_present()
+    })
+}
+
+fn cublas_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: as above.
+    *PRESENT.get_or_init(|| unsafe {
+        if !cudarc::cublas::sys::is_culib_present() {
+            preload(
+                "cublas",
+                &["libcublas.so.13", "libcublas.so.12", "libcublas.so"],
+            );
+        }
+        cudarc::cublas::sys::is_culib_present()
+    })
+}
+
 /// Whether the driver, NVRTC and cuBLAS libraries can all be loaded. Only after this is true
 /// may any other cudarc call be made.
 pub fn libraries_present() -> bool {
-    // SAFETY: these only try to dlopen the libraries by name and drop the handle.
-    unsafe {
-        cudarc::driver::sys::is_culib_present()
-            && cudarc::nvrtc::sys::is_culib_present()
-            && cudarc::cublas::sys::is_culib_present()
-    }
+    // SAFETY: only tries to dlopen the driver library by name.
+    let driver = unsafe { cudarc::driver::sys::is_culib_present() };
+    driver && nvrtc_present() && cublas_present()
 }
 
 fn probe() -> Vec<GpuInfo> {

@@ -184,8 +184,7 @@ impl Kernels {
 /// when NVRTC is absent or rejects the source. Lets tests and diagnostics check the kernels
 /// on machines that have NVRTC but no GPU.
 pub fn kernels_ptx() -> Result<String, String> {
-    // SAFETY: only tries to dlopen the library by name.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !super::detect::nvrtc_present() {
         return Err("NVRTC (libnvrtc) is not installed".into());
     }
     ptx().map(|p| p.to_src())
@@ -194,8 +193,7 @@ pub fn kernels_ptx() -> Result<String, String> {
 /// The native code of all kernels for compute capability `major.minor`, as the device would
 /// load it (cached). For tests and diagnostics on machines with NVRTC but no GPU.
 pub fn kernels_cubin(major: i32, minor: i32) -> Result<Vec<u8>, String> {
-    // SAFETY: only tries to dlopen the library by name.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !super::detect::nvrtc_present() {
         return Err("NVRTC (libnvrtc) is not installed".into());
     }
     cubin(major, minor)

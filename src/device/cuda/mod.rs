@@ -24,6 +24,7 @@ mod blas;
 mod detect;
 mod device;
 mod kernels;
+mod libsearch;
 mod load;
 mod nccl;
 mod ops;

@@ -1,15 +1,17 @@
 //! A minimal binding to NCCL, loaded at run time by full path. cudarc's own NCCL loader asks
 //! only for `libnccl.so` and CUDA-numbered suffixes, while the runtime package and the pip
 //! wheel (`nvidia-nccl-cu12`) ship `libnccl.so.2`; so this module finds the library itself
-//! (the loader's own search, then the usual library folders, `LD_LIBRARY_PATH` and Python
-//! environments' `site-packages/nvidia/nccl/lib`) and binds the handful of calls the
-//! all-reduce needs. It knows nothing about tensors; `allreduce.rs` drives it.
+//! (the loader's own search, then the folders of `libsearch.rs`: `LD_LIBRARY_PATH`, the
+//! usual library folders and Python environments' `site-packages/nvidia/nccl/lib`) and binds
+//! the handful of calls the all-reduce needs. It knows nothing about tensors; `allreduce.rs` drives it.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use libloading::Library;
+
+use super::libsearch::{candidate_dirs, open};
 
 /// `ncclUniqueId`: the 128 opaque bytes every rank of one communicator must share.
 #[repr(C)]
@@ -47,58 +49,6 @@ pub struct Api {
     group_end: unsafe extern "C" fn() -> Res,
 }
 
-/// Folders where NCCL usually lives, besides what the dynamic loader already searches.
-fn candidate_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-        dirs.extend(std::env::split_paths(&p));
-    }
-    for d in [
-        "/usr/lib/x86_64-linux-gnu",
-        "/usr/lib/aarch64-linux-gnu",
-        "/usr/lib64",
-        "/usr/lib",
-        "/usr/local/lib",
-        "/usr/local/cuda/lib64",
-        "/usr/local/nccl/lib",
-        "/opt/conda/lib",
-    ] {
-        dirs.push(PathBuf::from(d));
-    }
-    // Python environments: the active venv or conda env, the user's site, the system ones.
-    let mut prefixes: Vec<PathBuf> = Vec::new();
-    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-        if let Some(p) = std::env::var_os(var) {
-            prefixes.push(PathBuf::from(p).join("lib"));
-        }
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        prefixes.push(PathBuf::from(home).join(".local/lib"));
-    }
-    prefixes.push(PathBuf::from("/usr/local/lib"));
-    prefixes.push(PathBuf::from("/usr/lib"));
-    prefixes.push(PathBuf::from("/opt/conda/lib"));
-    for prefix in prefixes {
-        let Ok(entries) = std::fs::read_dir(&prefix) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            if name.to_string_lossy().starts_with("python3") {
-                for site in ["site-packages", "dist-packages"] {
-                    dirs.push(e.path().join(site).join("nvidia/nccl/lib"));
-                }
-            }
-        }
-    }
-    dirs
-}
-
-fn open(name: &Path) -> Option<Library> {
-    // SAFETY: loading NCCL runs its initialisers, which only set up its own state.
-    unsafe { Library::new(name) }.ok()
-}
-
 fn locate() -> Option<(Library, PathBuf)> {
     if let Some(p) = std::env::var_os("MIRROR_NCCL_LIBRARY") {
         let p = PathBuf::from(p);
@@ -111,7 +61,7 @@ fn locate() -> Option<(Library, PathBuf)> {
             return Some((lib, PathBuf::from(soname)));
         }
     }
-    for dir in candidate_dirs() {
+    for dir in candidate_dirs("nccl") {
         for file in ["libnccl.so.2", "libnccl.so"] {
             let p = dir.join(file);
             if p.is_file() {
