@@ -166,6 +166,14 @@ impl CudaDevice {
     }
 }
 
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        // The cuBLAS handle and the stream are destroyed right after this, possibly on a
+        // thread that has no current context; cuBLAS needs this GPU's.
+        super::make_current(&self.ctx);
+    }
+}
+
 fn act_code(act: Activation) -> (i32, f32) {
     match act {
         Activation::Linear => (0, 0.0),

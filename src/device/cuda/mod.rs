@@ -36,7 +36,7 @@ pub use detect::{gpu_count, gpu_names, gpus, libraries_present, physical_device_
 pub use device::CudaDevice;
 pub use load::{kernels_cubin, kernels_ptx};
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{result, CudaContext, CudaSlice};
 
 /// A buffer in GPU memory, owned by one [`CudaDevice`] (its stream). `len` is the tensor's
 /// element count; the allocation holds at least one element so that empty tensors still
@@ -59,6 +59,25 @@ impl CudaBuffer {
     /// The CUDA ordinal of the GPU holding the buffer.
     pub fn ordinal(&self) -> usize {
         self.slice.ordinal()
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        // cudarc frees the memory (stream-ordered) without making its context current, and a
+        // tensor is often dropped on a thread that never touched the GPU; so make it current.
+        make_current(self.slice.context());
+    }
+}
+
+/// Makes `ctx` the calling thread's current context without consuming errors cudarc has
+/// recorded on it (its own `bind_to_thread` would return and clear them). Used in drops,
+/// where nothing can be reported anyway.
+pub(crate) fn make_current(ctx: &CudaContext) {
+    let want = ctx.cu_ctx();
+    if result::ctx::get_current().ok().flatten() != Some(want) {
+        // SAFETY: `want` is the live context `ctx` holds a reference on.
+        let _ = unsafe { result::ctx::set_current(want) };
     }
 }
 
