@@ -9,7 +9,9 @@
 //! [`Device`]: crate::device::Device
 
 pub mod activations;
+pub mod bench;
 pub mod callbacks;
+pub mod checkpoint;
 pub mod compile;
 pub mod config;
 pub mod error;
@@ -17,14 +19,17 @@ pub mod fit;
 pub mod init;
 mod layers;
 pub mod replica;
+pub mod saving;
 pub mod trainer;
 pub mod validate;
 
 pub use callbacks::{Callback, EarlyStopping, LearningRateScheduler, TrainInfo};
+pub use checkpoint::ModelCheckpoint;
 pub use compile::{CompileConfig, Metric, OptKind, OptimizerConfig};
 pub use config::{Act, Init, LayerKind, LayerSpec, ModelConfig, NameScope, Padding, Plan, VarSpec};
 pub use error::{KResult, KerasError};
 pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs};
 pub use init::{initial_weights, HostArray};
 pub use replica::{GradSync, OptimizerState, Replica, StepStats};
+pub use saving::{load_model, load_weights, save_model, save_weights, SavedModel};
 pub use trainer::Trainer;
