@@ -5,18 +5,20 @@
 //! - [`LocalGpuReduce`]: several replicas (logical GPUs) on one GPU, which NCCL refuses. The
 //!   replicas meet at a barrier, rank 0 launches one kernel that sums every buffer and writes
 //!   the sum back to all of them, ordered against the other streams by CUDA events.
-//! - [`HostStagedReduce`]: the fallback when NCCL is missing or replicas share GPUs
+//! - [`HostStagedReduce`] (in `hostreduce.rs`): the fallback when NCCL is missing or replicas share GPUs
 //!   unevenly: download, sum on the host in rank order, upload. Slow, but correct anywhere.
 //!
 //! Every variant sums in rank order with the same arithmetic for all ranks, so mirrored
 //! copies stay bit-identical. A replica that fails still passes the barriers, so the others
 //! get the error instead of waiting forever.
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DevicePtr, DeviceRepr, PushKernelArg};
 
 use super::device::{flat, CudaDevice};
+use super::gate::Gate;
+use super::hostreduce::HostStagedReduce;
 use super::load::{Kernels, K, MAX_LOCAL_REPLICAS};
 use super::nccl::{self, RawComm};
 use super::CudaBuffer;
@@ -31,12 +33,16 @@ fn cuda_buf(buf: &DTensor) -> Result<&CudaBuffer, String> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic on another replica thread must not turn into a second panic here.
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn check_rank(rank: usize, n: usize) -> DResult<()> {
+pub(crate) fn aborted() -> DeviceError {
+    DeviceError::Unavailable("the all-reduce (another replica failed before reaching it)".into())
+}
+
+pub(crate) fn check_rank(rank: usize, n: usize) -> DResult<()> {
     if rank < n {
         Ok(())
     } else {
@@ -80,6 +86,9 @@ pub struct NcclAllReduce {
     api: &'static nccl::Api,
     comms: Vec<Mutex<Option<RawComm>>>,
     ordinals: Vec<usize>,
+    /// Set for communicators this process made alone (`new`), which `reset` can remake;
+    /// a multi-worker communicator (`from_ranks`) needs every worker and is not remade.
+    remakeable: bool,
 }
 
 impl NcclAllReduce {
@@ -99,6 +108,7 @@ impl NcclAllReduce {
             api,
             comms: comms.into_iter().map(|c| Mutex::new(Some(c))).collect(),
             ordinals: ordinals.to_vec(),
+            remakeable: true,
         })
     }
 }
@@ -150,6 +160,7 @@ impl NcclAllReduce {
             api,
             comms,
             ordinals: ordinals.to_vec(),
+            remakeable: false,
         })
     }
 }
@@ -191,7 +202,7 @@ impl AllReduce for NcclAllReduce {
         let (ptr, _guard) = b.slice.device_ptr(stream);
         let guard = lock(&self.comms[rank]);
         let Some(comm) = guard.as_ref() else {
-            return Err(DeviceError::Cuda("the NCCL communicator is gone".into()));
+            return Err(aborted());
         };
         // SAFETY: `ptr` addresses `b.len` f32 on this rank's GPU, owned by `buf`, which the
         // caller keeps alive; the operation is ordered on the buffer's own stream, which frees
@@ -205,6 +216,36 @@ impl AllReduce for NcclAllReduce {
 
     fn name(&self) -> &'static str {
         "nccl"
+    }
+
+    /// The replicas already in this step have enqueued NCCL kernels that wait for the missing
+    /// one; aborting the communicators ends those kernels, so their streams do not hang.
+    fn abort(&self) {
+        for c in &self.comms {
+            if let Some(comm) = lock(c).take() {
+                self.api.abort(comm);
+            }
+        }
+    }
+
+    /// Communicators cannot be revived after an abort, so new ones are made for all ranks
+    /// (between steps, when no replica is inside the reduction). A failure leaves them
+    /// missing, and the next reduction reports it.
+    fn reset(&self) {
+        if self.comms.iter().all(|c| lock(c).is_some()) || !self.remakeable {
+            return;
+        }
+        for c in &self.comms {
+            if let Some(comm) = lock(c).take() {
+                self.api.destroy(comm);
+            }
+        }
+        let ids: Vec<i32> = self.ordinals.iter().map(|o| *o as i32).collect();
+        if let Ok(fresh) = self.api.init_all(&ids) {
+            for (slot, comm) in self.comms.iter().zip(fresh) {
+                *lock(slot) = Some(comm);
+            }
+        }
     }
 }
 
@@ -246,7 +287,7 @@ pub struct LocalGpuReduce {
     ordinal: usize,
     k: Arc<Kernels>,
     round: Mutex<Round>,
-    barrier: Barrier,
+    gate: Gate,
 }
 
 impl LocalGpuReduce {
@@ -265,7 +306,7 @@ impl LocalGpuReduce {
                 slots: (0..n).map(|_| None).collect(),
                 ..Round::default()
             }),
-            barrier: Barrier::new(n),
+            gate: Gate::new(n),
         })
     }
 
@@ -332,7 +373,9 @@ impl AllReduce for LocalGpuReduce {
         let slot = self.prepare(buf);
         let own_stream = slot.as_ref().ok().map(|s| s.stream.clone());
         lock(&self.round).slots[rank] = Some(slot);
-        self.barrier.wait();
+        if !self.gate.wait(true) {
+            return Err(aborted());
+        }
         if rank == 0 {
             let mut round = lock(&self.round);
             match self.lead(&mut round) {
@@ -346,7 +389,7 @@ impl AllReduce for LocalGpuReduce {
                 }
             }
         }
-        self.barrier.wait();
+        self.gate.wait(false);
         let (done, error) = {
             let round = lock(&self.round);
             (round.done.clone(), round.error.clone())
@@ -367,76 +410,12 @@ impl AllReduce for LocalGpuReduce {
     fn name(&self) -> &'static str {
         "gpu-reduce"
     }
-}
 
-#[derive(Default)]
-struct HostRound {
-    parts: Vec<Option<Result<Vec<f32>, String>>>,
-    sum: Option<Result<Arc<Vec<f32>>, String>>,
-}
-
-/// Download, sum on the host in rank order, upload: works for any devices.
-pub struct HostStagedReduce {
-    n: usize,
-    round: Mutex<HostRound>,
-    barrier: Barrier,
-}
-
-impl HostStagedReduce {
-    pub fn new(n: usize) -> HostStagedReduce {
-        HostStagedReduce {
-            n,
-            round: Mutex::new(HostRound {
-                parts: (0..n).map(|_| None).collect(),
-                sum: None,
-            }),
-            barrier: Barrier::new(n.max(1)),
-        }
-    }
-}
-
-fn host_sum(parts: &mut [Option<Result<Vec<f32>, String>>]) -> Result<Arc<Vec<f32>>, String> {
-    let mut total: Option<Vec<f32>> = None;
-    for p in parts.iter_mut() {
-        let v = p
-            .take()
-            .unwrap_or_else(|| Err("a replica did not arrive".into()))?;
-        match total.as_mut() {
-            None => total = Some(v),
-            Some(t) if t.len() == v.len() => t.iter_mut().zip(&v).for_each(|(a, b)| *a += *b),
-            Some(_) => return Err("replicas passed buffers of different lengths".into()),
-        }
-    }
-    Ok(Arc::new(total.unwrap_or_default()))
-}
-
-impl AllReduce for HostStagedReduce {
-    fn replicas(&self) -> usize {
-        self.n
+    fn abort(&self) {
+        self.gate.abort();
     }
 
-    fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, device: &dyn Device) -> DResult<()> {
-        check_rank(rank, self.n)?;
-        let part = device.download(buf).map_err(|e| e.to_string());
-        lock(&self.round).parts[rank] = Some(part);
-        self.barrier.wait();
-        if rank == 0 {
-            let mut round = lock(&self.round);
-            let sum = host_sum(&mut round.parts);
-            round.sum = Some(sum);
-        }
-        self.barrier.wait();
-        let sum = lock(&self.round).sum.clone();
-        match sum {
-            Some(Ok(s)) => device.write(&s, buf),
-            Some(Err(e)) => Err(DeviceError::Cuda(format!("host-staged all-reduce: {e}"))),
-            None => Err(DeviceError::Cuda(
-                "host-staged all-reduce did not complete".into(),
-            )),
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        "host-staged"
+    fn reset(&self) {
+        self.gate.reset();
     }
 }

@@ -23,17 +23,18 @@ pub mod bench;
 mod blas;
 mod detect;
 mod device;
+mod gate;
+mod hostreduce;
 mod kernels;
 mod libsearch;
 mod load;
 mod nccl;
 mod ops;
 
-pub use allreduce::{
-    gpu_all_reduce, nccl_unique_id, nccl_version, HostStagedReduce, LocalGpuReduce, NcclAllReduce,
-};
+pub use allreduce::{gpu_all_reduce, nccl_unique_id, nccl_version, LocalGpuReduce, NcclAllReduce};
 pub use detect::{gpu_count, gpu_names, gpus, libraries_present, physical_device_name, GpuInfo};
 pub use device::CudaDevice;
+pub use hostreduce::HostStagedReduce;
 pub use load::{kernels_cubin, kernels_ptx};
 
 use cudarc::driver::{result, CudaContext, CudaSlice};

@@ -43,6 +43,7 @@ pub struct Api {
         *mut c_void,
     ) -> Res,
     comm_destroy: unsafe extern "C" fn(Comm) -> Res,
+    comm_abort: unsafe extern "C" fn(Comm) -> Res,
     get_error_string: unsafe extern "C" fn(Res) -> *const c_char,
     get_version: unsafe extern "C" fn(*mut c_int) -> Res,
     group_start: unsafe extern "C" fn() -> Res,
@@ -83,6 +84,7 @@ fn bind(lib: Library, path: PathBuf) -> Option<Api> {
         let comm_init_rank = *lib.get(b"ncclCommInitRank\0").ok()?;
         let all_reduce = *lib.get(b"ncclAllReduce\0").ok()?;
         let comm_destroy = *lib.get(b"ncclCommDestroy\0").ok()?;
+        let comm_abort = *lib.get(b"ncclCommAbort\0").ok()?;
         let get_error_string = *lib.get(b"ncclGetErrorString\0").ok()?;
         let get_version = *lib.get(b"ncclGetVersion\0").ok()?;
         let group_start = *lib.get(b"ncclGroupStart\0").ok()?;
@@ -95,6 +97,7 @@ fn bind(lib: Library, path: PathBuf) -> Option<Api> {
             comm_init_rank,
             all_reduce,
             comm_destroy,
+            comm_abort,
             get_error_string,
             get_version,
             group_start,
@@ -203,6 +206,14 @@ impl Api {
         // SAFETY: the handle came from init_all/init_rank and is destroyed once (by value).
         // A failure here leaves nothing to recover, so it is ignored.
         let _ = unsafe { (self.comm_destroy)(comm.0) };
+    }
+}
+
+impl Api {
+    /// Ends a communicator at once, cancelling its pending operations.
+    pub fn abort(&self, comm: RawComm) {
+        // SAFETY: as for destroy; ncclCommAbort also frees the handle.
+        let _ = unsafe { (self.comm_abort)(comm.0) };
     }
 }
 
