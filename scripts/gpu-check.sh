@@ -47,7 +47,8 @@ else
 fi
 
 # 3. GPU tests (each skips with one line when its hardware is missing; those lines are kept).
-tests=(--test cuda_detect --test cuda_kernels --test cuda_hostreduce --test cuda_ops --test cuda_replicas)
+tests=(--test cuda_detect --test cuda_kernels --test cuda_hostreduce --test cuda_ops --test cuda_ops_nn
+    --test cuda_replicas)
 if timeout 120 cargo test --release "${tests[@]}" -- --nocapture --test-threads=1 \
     > "$report/gpu-tests.log" 2>&1; then
     passed=$(grep -o 'test result: ok\. [0-9]* passed' "$report/gpu-tests.log" | awk '{s += $4} END {print s + 0}')
