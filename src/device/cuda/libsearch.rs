@@ -20,6 +20,17 @@ fn python_prefixes() -> Vec<PathBuf> {
             prefixes.push(PathBuf::from(p).join("lib"));
         }
     }
+    // The Python first on PATH may live in a venv that is not activated (VIRTUAL_ENV unset),
+    // e.g. /opt/torch/.venv/bin/python3: its prefix is the folder above `bin`.
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.join("python3").exists() {
+                if let Some(prefix) = dir.parent() {
+                    prefixes.push(prefix.join("lib"));
+                }
+            }
+        }
+    }
     if let Some(home) = std::env::var_os("HOME") {
         prefixes.push(PathBuf::from(home).join(".local/lib"));
     }
