@@ -4,12 +4,56 @@
 # when the CLI has it, runs the device-level GPU benchmark, and, when PyTorch is importable,
 # times the same MLP in PyTorch on the same GPU and reports the ratio. Every step has its own
 # time limit so the whole check stays under five minutes; a failing step is reported and the
-# check moves on. Usage: scripts/gpu-check.sh REPORT_DIR (the report lands in REPORT_DIR).
-# Exit status: 0 when the build and the GPU tests passed, 1 otherwise.
+# check moves on. Exit status: 0 when the build and the GPU tests passed, 1 otherwise.
+#
+# Usage:
+#   scripts/gpu-check.sh REPORT_DIR
+#       Builds with cargo and runs everything; the report lands in REPORT_DIR.
+#   scripts/gpu-check.sh --prepare BIN_DIR [PROFILE]
+#       On a machine with Rust (no GPU needed): builds the GPU test binaries and the CLI with
+#       PROFILE (default release; `dev` builds faster) and copies them, stripped, to BIN_DIR,
+#       for GPU machines that have no Rust toolchain.
+#   GPU_CHECK_BIN=BIN_DIR scripts/gpu-check.sh REPORT_DIR
+#       (BIN_DIR relative to the repository root or absolute.) Runs the prepared binaries instead of building (also chosen when cargo is missing
+#       and ./gpu-bin exists).
 
 set -u
+test_names=(cuda_detect cuda_kernels cuda_hostreduce cuda_ops cuda_ops_nn cuda_replicas cuda_bench)
+
+if [ "${1:-}" = "--prepare" ]; then
+    dest=${2:?usage: $0 --prepare BIN_DIR [PROFILE]}
+    profile=${3:-release}
+    mkdir -p "$dest"
+    cd "$(dirname "$0")/.." || exit 2
+    targets=()
+    for t in "${test_names[@]}"; do targets+=(--test "$t"); done
+    cargo build --profile "$profile" --bin mirror-kernel || exit 1
+    cargo test --profile "$profile" --no-run --message-format=json "${targets[@]}" \
+        > "$dest/.build.json" || exit 1
+    python3 - "$dest" << 'PY' || exit 1
+import json, shutil, sys
+dest = sys.argv[1]
+for line in open(f"{dest}/.build.json"):
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") \
+            and "test" in msg["target"]["kind"]:
+        shutil.copy(msg["executable"], f"{dest}/{msg['target']['name']}")
+PY
+    dir=release
+    [ "$profile" = dev ] && dir=debug
+    [ "$profile" = release ] || [ "$profile" = dev ] || dir=$profile
+    cp "target/$dir/mirror-kernel" "$dest/"
+    strip "$dest"/* 2> /dev/null
+    rm -f "$dest/.build.json"
+    ls -la "$dest"
+    exit 0
+fi
+
 if [ $# -lt 1 ]; then
-    echo "usage: $0 REPORT_DIR" >&2
+    echo "usage: $0 REPORT_DIR | --prepare BIN_DIR [PROFILE]" >&2
     exit 2
 fi
 report=$1
@@ -37,8 +81,21 @@ for lib in libcuda.so.1 libnvrtc.so libcublas.so libnccl.so.2; do
     say "library $lib: ${where:-not in the loader cache (may still be on LD_LIBRARY_PATH)}"
 done
 
-# 2. Release build.
-if timeout 200 cargo build --release > "$report/build.log" 2>&1; then
+# 2. Release build, or prepared binaries where there is no Rust toolchain.
+prebuilt=${GPU_CHECK_BIN:-}
+if [ -z "$prebuilt" ] && ! command -v cargo > /dev/null && [ -d gpu-bin ]; then
+    prebuilt=gpu-bin
+fi
+if [ -n "$prebuilt" ]; then
+    prebuilt=$(cd "$prebuilt" && pwd)
+    bin=$prebuilt/mirror-kernel
+    say "build: skipped, using the prepared binaries in $prebuilt"
+elif ! command -v cargo > /dev/null; then
+    say "build: impossible: no cargo here and no prepared binaries (see --prepare)"
+    say "total: $(elapsed)"
+    exit 1
+elif timeout 200 cargo build --release > "$report/build.log" 2>&1; then
+    bin=target/release/mirror-kernel
     say "build: ok ($(elapsed))"
 else
     say "build: FAILED (exit $?; see build.log)"
@@ -46,10 +103,26 @@ else
     exit 1
 fi
 
+# Runs the named test binaries (prepared) or test targets (cargo), passing harness arguments.
+run_tests() {
+    local names=("$@")
+    if [ -n "$prebuilt" ]; then
+        local rc=0
+        for t in "${names[@]}"; do
+            echo "     Running $t"
+            "$prebuilt/$t" --nocapture --test-threads=1 || rc=1
+        done
+        return $rc
+    fi
+    local args=()
+    for t in "${names[@]}"; do args+=(--test "$t"); done
+    cargo test --release "${args[@]}" -- --nocapture --test-threads=1
+}
+
 # 3. GPU tests (each skips with one line when its hardware is missing; those lines are kept).
-tests=(--test cuda_detect --test cuda_kernels --test cuda_hostreduce --test cuda_ops --test cuda_ops_nn
-    --test cuda_replicas)
-if timeout 120 cargo test --release "${tests[@]}" -- --nocapture --test-threads=1 \
+gpu_tests=()
+for t in "${test_names[@]}"; do [ "$t" = cuda_bench ] || gpu_tests+=("$t"); done
+if timeout 120 bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests ${gpu_tests[*]}" \
     > "$report/gpu-tests.log" 2>&1; then
     passed=$(grep -o 'test result: ok\. [0-9]* passed' "$report/gpu-tests.log" | awk '{s += $4} END {print s + 0}')
     say "GPU tests: ok ($passed passed, $(elapsed))"
@@ -66,16 +139,16 @@ if [ "$skips" -gt 0 ]; then
 fi
 
 # 4. The CLI benchmark, once the integrator has wired it.
-bin=target/release/mirror-kernel
-if timeout 90 "$bin" bench train --device gpu > "$report/bench-cli.txt" 2>&1; then
+if timeout 90 "$bin" bench train --device gpu > "$report/bench-cli.txt" 2>&1 \
+    && [ -s "$report/bench-cli.txt" ]; then
     say "bench CLI (mirror-kernel bench train --device gpu):"
     tail -n 20 "$report/bench-cli.txt" | tee -a "$summary"
 else
-    say "bench CLI: not available or failed (exit $?): $(head -c 300 "$report/bench-cli.txt" | tr '\n' ' ')"
+    say "bench CLI: not available, failed or silent: $(head -c 300 "$report/bench-cli.txt" | tr '\n' ' ')"
 fi
 
 # 5. The device-level benchmark (Dense 784-128 relu-10, Adam, batch 128, 60,000 samples).
-if MIRROR_GPU_BENCH=1 timeout 90 cargo test --release --test cuda_bench -- --nocapture \
+if MIRROR_GPU_BENCH=1 timeout 90 bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests cuda_bench" \
     > "$report/bench-device.txt" 2>&1; then
     if grep -qE '^(bench|allreduce) ' "$report/bench-device.txt"; then
         grep -E '^(bench|allreduce) ' "$report/bench-device.txt" | tee -a "$summary"
