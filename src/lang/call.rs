@@ -100,7 +100,7 @@ impl Vm<'_> {
             frame: Some(frame),
             class_ns: None,
             line: std::cell::Cell::new(0),
-            owner: func.attrs.borrow().get("__class__").cloned(),
+            owner: func.owner.borrow().clone(),
         };
         self.depth += 1;
         if def.is_generator {
@@ -149,11 +149,7 @@ impl Vm<'_> {
         let def = &func.def;
         let name = &def.name;
         let mut slots = frame.slots.borrow_mut();
-        let npos = def
-            .params
-            .iter()
-            .filter(|p| p.kind == ParamKind::Normal)
-            .count();
+        let npos = def.npos;
         let mut extra = vec![];
         for (i, v) in args.pos.into_iter().enumerate() {
             if i < npos {

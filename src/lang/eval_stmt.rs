@@ -345,11 +345,11 @@ impl Vm<'_> {
             let mut d = c.dict.borrow_mut();
             for (_, v) in d.iter_mut() {
                 if let Some(f) = v.downcast::<Function>() {
-                    f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                    *f.owner.borrow_mut() = Some(cls.clone());
                 }
                 if let Some(w) = v.downcast::<super::builtins_obj::Wrapper>() {
                     if let Some(f) = w.func.downcast::<Function>() {
-                        f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                        *f.owner.borrow_mut() = Some(cls.clone());
                     }
                 }
             }
