@@ -288,6 +288,19 @@ impl Vm<'_> {
             return self.call_value(&fv, a);
         }
         let fv = self.eval(f, env)?;
+        if let Value::Obj(o) = &fv {
+            if let Some(func) = o.as_any().downcast_ref::<Function>() {
+                let d = &func.def;
+                if args.len() <= d.npos
+                    && d.vararg.is_none()
+                    && d.kwarg.is_none()
+                    && !d.is_generator
+                    && args.iter().all(|a| matches!(a, Arg::Pos(_)))
+                {
+                    return self.call_positional(func, args, env);
+                }
+            }
+        }
         let a = self.eval_args(args, env)?;
         self.call_value(&fv, a)
     }

@@ -40,8 +40,13 @@ impl Vm<'_> {
             }
             StmtKind::Assign(targets, value) => {
                 let v = self.eval(value, env)?;
-                for t in targets {
-                    self.assign(t, v.clone(), env)?;
+                match targets.as_slice() {
+                    [t] => self.assign(t, v, env)?,
+                    many => {
+                        for t in many {
+                            self.assign(t, v.clone(), env)?;
+                        }
+                    }
                 }
             }
             StmtKind::AugAssign(target, op, value) => self.aug_assign(target, *op, value, env)?,
