@@ -214,6 +214,12 @@ impl Ctx for Vm<'_> {
         }
     }
     fn check_interrupt(&mut self) -> PyResult<()> {
+        // Natives call this from long loops: a good moment to let buffered prints out.
+        if !(self.out.is_empty() && self.err.is_empty())
+            && self.last_flush.elapsed() > Duration::from_millis(50)
+        {
+            self.flush();
+        }
         if self.core.interrupt.load(Ordering::Relaxed) {
             self.core.interrupt.store(false, Ordering::SeqCst);
             return Err(PyErr::keyboard_interrupt());
