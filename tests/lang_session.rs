@@ -171,6 +171,12 @@ fn ipython_syntax_and_results() {
     assert!(outs.is_empty());
     let (_, outs) = exec(&s, "%who");
     assert_eq!(stdout(&outs), "v\t\n");
+    let (_, outs) = exec(&s, "%timeit sum(range(10))");
+    assert!(
+        stdout(&outs).contains(" per loop (mean ± std. dev. of 7 runs, "),
+        "{:?}",
+        stdout(&outs)
+    );
     let (r, outs) = exec(&s, "%%time\nw = sum(range(10))");
     assert!(r.result.is_ok());
     assert!(stdout(&outs).contains("Wall time:"));
@@ -276,4 +282,16 @@ k = K()");
         text.contains("method_one(self)") && text.contains("Does one thing."),
         "{text}"
     );
+}
+
+#[test]
+fn integer_bounds_and_literals() {
+    let s = Session::start().unwrap();
+    let (r, _) = exec(&s, "x = 123456789012345678901234567890");
+    assert_eq!(err(&r).ename, "OverflowError");
+    let (r, _) = exec(&s, "9223372036854775807 * 2");
+    assert_eq!(err(&r).ename, "OverflowError");
+    let (r, outs) = exec(&s, "print(9223372036854775807, -9223372036854775807 - 1)");
+    assert!(r.result.is_ok());
+    assert_eq!(stdout(&outs), "9223372036854775807 -9223372036854775808\n");
 }
