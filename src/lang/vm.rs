@@ -62,6 +62,8 @@ pub struct Core {
     pub exc_classes: HashMap<String, Value>,
     /// Names the kernel itself put in the namespace (hidden from `%who`).
     pub hidden: Vec<String>,
+    /// Each cell's source by its traceback name (`Cell In[3]`), for context lines.
+    pub sources: HashMap<String, Rc<super::ast::Source>>,
 }
 
 /// Where an expression runs: the function frame (none at cell level), the class body
