@@ -398,7 +398,7 @@ impl Vm<'_> {
             _ => {}
         }
         if let Some(s) = v.downcast::<Set>() {
-            return Ok(s.items.borrow().values().cloned().collect());
+            return Ok(s.ordered());
         }
         if let Some(r) = v.downcast::<Range>() {
             let n = r.len();
