@@ -283,6 +283,16 @@ impl Vm<'_> {
         // Method calls on builtin containers skip building a bound-method object.
         if let Expr::Attr(obj, name) = f {
             let o = self.eval(obj, env)?;
+            // `xs.append(v)` is the commonest call in loops: push without an argument list.
+            if let (Value::List(l), "append", [Arg::Pos(e)]) = (&o, &**name, args) {
+                let v = self.eval(e, env)?;
+                let mut lb = l.borrow_mut();
+                if lb.len() as i64 >= super::ops::MAX_ITEMS {
+                    return Err(PyErr::memory_error(""));
+                }
+                lb.push(v);
+                return Ok(Value::None);
+            }
             if matches!(o, Value::List(_) | Value::Dict(_) | Value::Str(_)) {
                 let a = self.eval_args(args, env)?;
                 return self.call_method(&o, name, a);
