@@ -19,6 +19,7 @@ mod builtins;
 mod builtins_more;
 mod builtins_obj;
 mod call;
+mod comp;
 mod compare;
 mod complete;
 mod convert;
