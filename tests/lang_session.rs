@@ -300,3 +300,28 @@ fn integer_bounds_and_literals() {
     assert!(r.result.is_ok());
     assert_eq!(stdout(&outs), "9223372036854775807 -9223372036854775808\n");
 }
+
+/// IPython 9.18's traceback for a function with every kind of parameter (colours off).
+const IPYTHON_TB_PARAMS: &str = "\
+---------------------------------------------------------------------------
+ZeroDivisionError                         Traceback (most recent call last)
+Cell In[1], line 3
+      1 def g(a, b=2, *args, c='x', **kw):
+      2     return a / 0
+----> 3 g(1)
+
+Cell In[1], line 2, in g(a, b, c, *args, **kw)
+      1 def g(a, b=2, *args, c='x', **kw):
+----> 2     return a / 0
+
+ZeroDivisionError: division by zero";
+
+#[test]
+fn traceback_names_every_parameter_and_keeps_the_def_line() {
+    let s = Session::start().unwrap();
+    let (r, _) = exec(
+        &s,
+        "def g(a, b=2, *args, c='x', **kw):\n    return a / 0\ng(1)",
+    );
+    assert_eq!(plain_tb(&err(&r)), IPYTHON_TB_PARAMS);
+}

@@ -178,7 +178,7 @@ impl Vm<'_> {
                     0,
                     TbFrame {
                         file: def.src.file.clone(),
-                        function: Some(signature(&def)),
+                        function: Some(signature(func)),
                         line: line as usize,
                         source,
                     },
@@ -328,27 +328,13 @@ impl Vm<'_> {
     }
 }
 
-/// `f(a, b=1, *args, **kw)`: how IPython names a function in a traceback frame.
-fn signature(def: &super::ast::FuncDef) -> String {
-    let mut parts: Vec<String> = vec![];
-    for (i, p) in def.params.iter().enumerate() {
-        if i == def.npos {
-            if let Some((v, _)) = &def.vararg {
-                parts.push(format!("*{v}"));
-            } else {
-                parts.push("*".into());
-            }
-        }
-        parts.push(if p.default.is_some() {
-            format!("{}=...", p.name)
-        } else {
-            p.name.to_string()
-        });
-    }
-    if def.npos == def.params.len() {
-        if let Some((v, _)) = &def.vararg {
-            parts.push(format!("*{v}"));
-        }
+/// `f(a, b, c, *args, **kw)`: how IPython names a function in a traceback frame (every
+/// parameter by name, keyword-only ones included, then the star parameters).
+fn signature(func: &Function) -> String {
+    let def = &func.def;
+    let mut parts: Vec<String> = def.params.iter().map(|p| p.name.to_string()).collect();
+    if let Some((v, _)) = &def.vararg {
+        parts.push(format!("*{v}"));
     }
     if let Some((k, _)) = &def.kwarg {
         parts.push(format!("**{k}"));
