@@ -11,7 +11,8 @@ use super::value::Value;
 pub struct Frame {
     /// `Cell In[3]`, or the file name for scripts.
     pub file: String,
-    /// The function's name, or `None` at the cell's top level.
+    /// The function as IPython names it in a traceback (`f(a, b, *args)`), or `None` at
+    /// the cell's top level.
     pub function: Option<String>,
     /// 1-based line number within the cell.
     pub line: usize,
