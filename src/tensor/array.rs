@@ -356,12 +356,29 @@ impl NdArray {
         })))
     }
 
+    /// numpy's wording, including its quirk of writing -1 as `newaxis` and dropping
+    /// leading negative dimensions.
     fn reshape_error(&self, dims: &[i64]) -> TensorError {
-        let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-        let want = if dims.len() == 1 {
-            format!("({},)", parts[0])
-        } else {
-            format!("({})", parts.join(", "))
+        let first = dims.iter().position(|&d| d >= 0);
+        let want = match first {
+            None => "()".to_string(),
+            Some(i) => {
+                let parts: Vec<String> = dims[i..]
+                    .iter()
+                    .map(|&d| {
+                        if d < 0 {
+                            "newaxis".into()
+                        } else {
+                            d.to_string()
+                        }
+                    })
+                    .collect();
+                if dims.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(","))
+                }
+            }
         };
         TensorError::Value(format!(
             "cannot reshape array of size {} into shape {want}",
