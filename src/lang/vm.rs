@@ -74,6 +74,8 @@ pub struct Vm<'a> {
     pub tick: u32,
     /// Exceptions being handled (innermost last), for a bare `raise`.
     pub handling: Vec<PyErr>,
+    /// Set while IPython's pretty printer runs: classes print as bare names.
+    pub pretty_types: bool,
 }
 
 impl<'a> Vm<'a> {
@@ -91,6 +93,7 @@ impl<'a> Vm<'a> {
             file,
             tick: 0,
             handling: vec![],
+            pretty_types: false,
         }
     }
 
