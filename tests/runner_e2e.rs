@@ -139,3 +139,31 @@ fn scripts_report_their_status() {
     ));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn numpy_arrays_plot_like_lists() {
+    let dir = temp_dir("np");
+    let input = dir.join("arrays.ipynb");
+    let png = dir.join("digits.png");
+    let cell = format!(
+        "import numpy as np\n\
+         import matplotlib.pyplot as plt\n\
+         x = np.linspace(0, 10, 50)\n\
+         fig, axes = plt.subplots(1, 2, figsize=(6, 3), dpi=50)\n\
+         axes[0].imshow(np.arange(784).reshape(28, 28) / 784.0, cmap='gray')\n\
+         axes[1].plot(x, np.sin(x), 'r--')\n\
+         counts, edges, _ = axes[1].hist(np.array([1.0, 2.0, 2.0, 3.0]), bins=2)\n\
+         fig.savefig({:?})\n\
+         print(counts, len(edges))\n\
+         plt.close(fig)",
+        png.to_str().unwrap()
+    );
+    write_notebook(&input, &[&cell]);
+    run_notebook(&input, None, true, None, false).unwrap();
+    let nb = read(&input);
+    assert_eq!(nb["cells"][0]["outputs"][0]["text"], "[1.0, 3.0] 3\n");
+    let bytes = std::fs::read(&png).unwrap();
+    let info = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+    assert_eq!((info.info().width, info.info().height), (300, 150));
+    std::fs::remove_dir_all(&dir).ok();
+}
