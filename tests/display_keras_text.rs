@@ -144,8 +144,10 @@ fn count(v: &Value) -> ParamCount {
 
 #[test]
 fn summaries_match_keras() {
-    for name in ["small", "mnist_trained", "conv", "unbuilt"] {
+    for name in ["small", "mnist_trained", "conv", "unbuilt", "functional"] {
         let f = fixture(&format!("summary_{name}.json"));
+        // Keras adds the `Connected to` column only for models that are not a plain stack.
+        let branching = f["text"].as_str().unwrap().contains("Connected to");
         let rows = f["rows"]
             .as_array()
             .unwrap()
@@ -155,7 +157,7 @@ fn summaries_match_keras() {
                 type_name: r["type"].as_str().unwrap().into(),
                 output_shape: r["shape"].as_str().unwrap().into(),
                 params: r["params"].as_u64(),
-                connected_to: None,
+                connected_to: branching.then(|| r["connected_to"].as_str().unwrap().into()),
             })
             .collect();
         let s = Summary {

@@ -6,7 +6,7 @@
 //! place) or for a terminal (`\r` redraws with Keras's colours). It computes no metric and
 //! knows neither the protocol nor the language: the caller emits what it returns.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{html_escape, MimeBundle};
 
@@ -147,6 +147,9 @@ pub struct ProgressBar {
     prev_width: usize,
     /// Shortest interval between two redraws, in seconds.
     interval: f64,
+    /// When the bar was made: [`ProgressBar::tick`] measures elapsed time from here, as
+    /// Keras measures from the progress bar's creation at the start of the epoch.
+    started: Instant,
 }
 
 impl ProgressBar {
@@ -168,7 +171,20 @@ impl ProgressBar {
                 Mode::Notebook => 0.1,
                 Mode::Terminal => 0.05,
             },
+            started: Instant::now(),
         }
+    }
+
+    /// [`update`](Self::update) with the time measured since the bar was made.
+    pub fn tick(&mut self, step: usize, logs: &[(String, f64)]) -> Option<Rendered> {
+        let elapsed = self.started.elapsed();
+        self.update(step, logs, elapsed)
+    }
+
+    /// [`finish`](Self::finish) with the time measured since the bar was made.
+    pub fn finish_now(&mut self, step: usize, logs: &[(String, f64)]) -> Option<Rendered> {
+        let elapsed = self.started.elapsed();
+        self.finish(step, logs, elapsed)
     }
 
     /// The unit shown in the time per unit (`step` in `fit`, `sample` elsewhere).

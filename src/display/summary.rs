@@ -245,37 +245,43 @@ fn column_widths(line_length: usize, positions: &[f64]) -> Vec<usize> {
         .collect()
 }
 
-/// Word-wraps `text` to `width` columns as `rich` does: break at spaces, and fold words
-/// longer than a line.
+/// Word-wraps `text` to `width` columns as `rich` does for Keras's table: lines break at
+/// spaces, and a word longer than the column keeps a line of its own, cut short with `…`.
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines: Vec<String> = vec![];
     let mut line = String::new();
     for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let mut word: Vec<char> = word.chars().collect();
+        let len = word.chars().count();
         let needed = if line.is_empty() {
-            word.len()
+            len
         } else {
-            line.chars().count() + 1 + word.len()
+            line.chars().count() + 1 + len
         };
-        if needed <= width {
+        if needed <= width || line.is_empty() {
             if !line.is_empty() {
                 line.push(' ');
             }
-            line.extend(word);
+            line.push_str(word);
             continue;
         }
-        if !line.is_empty() {
-            lines.push(std::mem::take(&mut line));
-        }
-        while word.len() > width {
-            lines.push(word.drain(..width).collect());
-        }
-        line = word.into_iter().collect();
+        lines.push(std::mem::take(&mut line));
+        line.push_str(word);
     }
     if !line.is_empty() || lines.is_empty() {
         lines.push(line);
     }
     lines
+        .into_iter()
+        .map(|l| {
+            if l.chars().count() > width {
+                let mut cut: String = l.chars().take(width.saturating_sub(1)).collect();
+                cut.push('…');
+                cut
+            } else {
+                l
+            }
+        })
+        .collect()
 }
 
 fn rule(widths: &[usize], left: &str, fill: &str, mid: &str, right: &str) -> String {
