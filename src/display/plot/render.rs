@@ -178,7 +178,7 @@ fn tick_label(v: f64, log: bool) -> String {
         // Decades read as powers of ten; ticks between them with three significant digits.
         if (v - v.round()).abs() < 1e-9 {
             let k = v.round() as i32;
-            return if (-3..=4).contains(&k) {
+            return if (-4..=4).contains(&k) {
                 tick_label(10f64.powi(k), false)
             } else {
                 format!("1e{k}")
