@@ -15,10 +15,19 @@ struct Live {
     open: Option<usize>,
 }
 
+type Writer = Box<dyn Write + Send>;
+
 /// Writes a running script's output to the terminal.
-#[derive(Default)]
 pub struct TerminalSink {
     live: Mutex<Live>,
+    stdout: Mutex<Writer>,
+    stderr: Mutex<Writer>,
+}
+
+impl Default for TerminalSink {
+    fn default() -> TerminalSink {
+        TerminalSink::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+    }
 }
 
 fn plain_text(data: &MimeBundle) -> Option<String> {
@@ -32,17 +41,29 @@ fn has_image(data: &MimeBundle) -> bool {
 }
 
 impl TerminalSink {
+    /// A sink writing to the given streams (the process's own by default).
+    pub fn new(stdout: Writer, stderr: Writer) -> TerminalSink {
+        TerminalSink {
+            live: Mutex::new(Live::default()),
+            stdout: Mutex::new(stdout),
+            stderr: Mutex::new(stderr),
+        }
+    }
+
+    fn write(w: &Mutex<Writer>, s: &str) {
+        if let Ok(mut w) = w.lock() {
+            // A closed stdout (a pipe to `head`) must not kill the script.
+            let _ = w.write_all(s.as_bytes());
+            let _ = w.flush();
+        }
+    }
+
     fn out(&self, s: &str) {
-        let mut o = std::io::stdout().lock();
-        // A closed stdout (a pipe to `head`) must not kill the script.
-        let _ = o.write_all(s.as_bytes());
-        let _ = o.flush();
+        Self::write(&self.stdout, s);
     }
 
     fn err(&self, s: &str) {
-        let mut e = std::io::stderr().lock();
-        let _ = e.write_all(s.as_bytes());
-        let _ = e.flush();
+        Self::write(&self.stderr, s);
     }
 
     /// Ends a line left open by an in-place display before anything else prints.
@@ -138,5 +159,81 @@ impl Sink for TerminalSink {
             Ok(0) | Err(_) => None,
             Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::plain;
+    use std::sync::Arc;
+
+    /// A writer whose bytes the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().map(|v| v.clone()).unwrap_or_default())
+                .unwrap_or_default()
+        }
+    }
+
+    #[test]
+    fn updated_displays_redraw_one_line_and_images_become_notes() {
+        let (out, err) = (Shared::default(), Shared::default());
+        let sink = TerminalSink::new(Box::new(out.clone()), Box::new(err.clone()));
+        let id = "bar".to_string();
+        sink.emit(Output::DisplayData {
+            data: plain("1/3 ━━━"),
+            metadata: Default::default(),
+            display_id: Some(id.clone()),
+        });
+        sink.emit(Output::UpdateDisplayData {
+            data: plain("2/3 ━"),
+            metadata: Default::default(),
+            display_id: id.clone(),
+        });
+        sink.emit(Output::UpdateDisplayData {
+            data: plain("3/3 done"),
+            metadata: Default::default(),
+            display_id: id,
+        });
+        sink.emit(Output::Stream {
+            name: StreamName::Stdout,
+            text: "next\n".into(),
+        });
+        let mut fig = plain("<Figure size 640x480 with 1 Axes>");
+        fig.insert(
+            "image/png".into(),
+            serde_json::Value::String("iVBOR".into()),
+        );
+        sink.emit(Output::DisplayData {
+            data: fig,
+            metadata: Default::default(),
+            display_id: None,
+        });
+        sink.emit(Output::ExecuteResult {
+            execution_count: 1,
+            data: plain("42"),
+            metadata: Default::default(),
+        });
+        sink.finish();
+        // The shorter second frame is padded over the first; the line ends before `next`.
+        assert_eq!(out.text(), "1/3 ━━━\r2/3 ━  \r3/3 done\nnext\n");
+        assert!(err
+            .text()
+            .contains("<Figure size 640x480 with 1 Axes> is not shown in a terminal"));
     }
 }
