@@ -172,3 +172,21 @@ fn summaries_match_keras() {
         assert!(html.contains("<table") && html.contains(&f["name"].as_str().unwrap().to_string()));
     }
 }
+
+#[test]
+fn logs_in_any_order_print_in_keras_order() {
+    let mut bar = ProgressBar::new(Some(10), 1, Mode::Notebook);
+    let logs = vec![("loss".to_string(), 0.25), ("accuracy".to_string(), 0.5)];
+    bar.update(3, &logs, Duration::from_millis(300)).unwrap();
+    let mut end = logs.clone();
+    end.insert(0, ("val_loss".to_string(), 0.75));
+    end.push(("val_accuracy".to_string(), 0.125));
+    let last = bar.finish(10, &end, Duration::from_millis(1000)).unwrap();
+    assert!(
+        last.plain.ends_with(
+            "- accuracy: 0.5000 - loss: 0.2500 - val_accuracy: 0.1250 - val_loss: 0.7500"
+        ),
+        "{}",
+        last.plain
+    );
+}

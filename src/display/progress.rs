@@ -227,7 +227,8 @@ impl ProgressBar {
         elapsed: Duration,
         finalize: bool,
     ) -> Option<Rendered> {
-        for (k, v) in logs {
+        // Logs are taken in Keras's order whatever order the caller keeps them in.
+        for (k, v) in &keras_order(logs) {
             match self.values.iter_mut().find(|(name, _)| name == k) {
                 Some(slot) => slot.1 = *v,
                 None => self.values.push((k.clone(), *v)),
