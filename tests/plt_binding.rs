@@ -240,3 +240,37 @@ fn bad_arguments_raise_python_errors() {
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
 }
+
+#[test]
+fn huge_grids_and_bin_counts_are_refused() {
+    let mut ctx = MockCtx::default();
+    let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
+    let big = Value::Int(i64::MAX);
+    let e = ctx
+        .call_attr(
+            &plt,
+            "subplot",
+            vec![big.clone(), big, Value::Int(1)],
+            vec![],
+        )
+        .unwrap_err();
+    assert_eq!(e.type_name(), "ValueError");
+    let e = ctx
+        .call_attr(
+            &plt,
+            "hist",
+            vec![floats(&[1.0])],
+            vec![("bins", Value::Int(1 << 40))],
+        )
+        .unwrap_err();
+    assert_eq!(e.type_name(), "ValueError");
+    let e = ctx
+        .call_attr(
+            &plt,
+            "hist",
+            vec![floats(&[1.0])],
+            vec![("bins", Value::Int(0))],
+        )
+        .unwrap_err();
+    assert_eq!(e.type_name(), "ValueError");
+}

@@ -327,6 +327,9 @@ pub fn histogram(data: &[f64], bins: usize, range: Option<(f64, f64)>) -> (Vec<f
     (counts, edges)
 }
 
+/// The most bins `hist` draws; more would only allocate memory no plot can show.
+const MAX_BINS: usize = 100_000;
+
 fn hist(fig: &FigHandle, index: usize, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let Some(xv) = arg(args, 0, &["x"]) else {
         return Err(PyErr::type_error(
@@ -336,7 +339,11 @@ fn hist(fig: &FigHandle, index: usize, args: &Args, ctx: &mut dyn Ctx) -> PyResu
     let data = vector(xv, ctx)?;
     let bins = match arg(args, 1, &["bins"]) {
         Some(v) => usize::try_from(v.as_int()?)
-            .map_err(|_| PyErr::value_error("`bins` must be positive"))?,
+            .ok()
+            .filter(|b| (1..=MAX_BINS).contains(b))
+            .ok_or_else(|| {
+                PyErr::value_error(format!("`bins` must be between 1 and {MAX_BINS}"))
+            })?,
         None => 10,
     };
     let range = match kw(args, &["range"]) {

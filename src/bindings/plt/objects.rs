@@ -146,7 +146,12 @@ pub fn add_subplot(h: &FigHandle, args: &Args) -> PyResult<Value> {
             ))
         }
     };
-    if rows < 1 || cols < 1 || idx < 1 || idx > rows * cols {
+    if !(1..=50).contains(&rows) || !(1..=50).contains(&cols) {
+        return Err(PyErr::value_error(format!(
+            "Number of rows and columns must be between 1 and 50, not {rows} and {cols}"
+        )));
+    }
+    if idx < 1 || idx > rows * cols {
         return Err(PyErr::value_error(format!(
             "num must be an integer with 1 <= num <= {}, not {idx}",
             (rows * cols).max(1)
