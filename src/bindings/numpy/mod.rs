@@ -250,6 +250,22 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("log10", |a, c| unary_fn(UnaryFn::Log10, a, c));
     add("log2", |a, c| unary_fn(UnaryFn::Log2, a, c));
     add("sqrt", |a, c| unary_fn(UnaryFn::Sqrt, a, c));
+    add("log1p", |a, c| unary_fn(UnaryFn::Log1p, a, c));
+    add("expm1", |a, c| unary_fn(UnaryFn::Expm1, a, c));
+    add("sort", |a, c| sort_fn(a, c, false));
+    add("argsort", |a, c| sort_fn(a, c, true));
+    add("count_nonzero", |a, c| {
+        let s = a.bind("count_nonzero", &["a", "axis", "keepdims"], 1)?;
+        let arr = to_array(&arg(&s, 0), Some(DType::Bool), c)?;
+        let axes = convert::axis_arg(s[1].as_ref())?;
+        let r = arr
+            .reduce(Reduction::Sum, axes.as_deref(), false, 0.0)
+            .map_err(err)?;
+        Ok(match (axes, r.item()) {
+            (None, Ok(v)) => Value::Int(v.as_i64()),
+            _ => array_value(r),
+        })
+    });
     add("abs", |a, c| unary_fn(UnaryFn::Abs, a, c));
     add("absolute", |a, c| unary_fn(UnaryFn::Abs, a, c));
     add("sin", |a, c| unary_fn(UnaryFn::Sin, a, c));
@@ -378,6 +394,17 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     m.set("__version__", Value::str("2.4.6"));
     m.set("random", random::module());
     Ok(m.into_value())
+}
+
+fn sort_fn(args: &Args, ctx: &mut dyn Ctx, indices: bool) -> PyResult<Value> {
+    let s = args.bind("sort", &["a", "axis", "kind", "order"], 1)?;
+    let a = to_array(&arg(&s, 0), None, ctx)?;
+    let (a, axis) = match s[1].as_ref() {
+        Some(Value::None) => (std::rc::Rc::new(a.ravel()), 0),
+        Some(v) => (a, int_of(v)?),
+        None => (a, -1),
+    };
+    build::sort(&a, axis, indices).map(array_value).map_err(err)
 }
 
 /// Arguments with both operands cast to bool (`logical_and`/`logical_or`).

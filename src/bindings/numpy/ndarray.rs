@@ -223,6 +223,13 @@ pub fn array_attr(
         "round" => m(Box::new(|a, args, _| round_call(a, args))),
         "clip" => m(Box::new(|a, args, ctx| clip_call(a, args, ctx))),
         "tolist" => m(Box::new(|a, _, _| Ok(tolist(a)))),
+        "argsort" => m(Box::new(|a, args, _| {
+            let s = args.bind("argsort", &["axis", "kind", "order"], 0)?;
+            let axis = s[0].as_ref().map(super::convert::int_of).transpose()?;
+            crate::tensor::build::sort(a, axis.unwrap_or(-1), true)
+                .map(array_value)
+                .map_err(err)
+        })),
         "item" => m(Box::new(|a, _, _| a.item().map(py_scalar).map_err(err))),
         "__float__" => m(Box::new(|a, _, _| {
             a.item().map(|s| Value::Float(s.as_f64())).map_err(|_| {
@@ -239,6 +246,19 @@ pub fn array_attr(
             let b = to_array(s[0].as_ref().unwrap_or(&Value::None), None, ctx)?;
             super::funcs::dot(a, &b)
         })),
+        "sort" => {
+            let target = this.clone();
+            Some(NativeFn::value("sort", "", move |args, _ctx| {
+                let s = args.bind("sort", &["axis", "kind", "order"], 0)?;
+                let axis = s[0].as_ref().map(super::convert::int_of).transpose()?;
+                if let Some(p) = target.downcast::<PyArray>() {
+                    let sorted = crate::tensor::build::sort(&p.get(), axis.unwrap_or(-1), false)
+                        .map_err(err)?;
+                    p.replace(sorted);
+                }
+                Ok(Value::None)
+            }))
+        }
         "fill" => {
             let target = this.clone();
             Some(NativeFn::value("fill", "", move |args, _ctx| {
