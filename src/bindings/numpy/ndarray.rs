@@ -12,7 +12,7 @@ use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, Un
 use crate::tensor::linalg::matmul;
 use crate::tensor::math::unary;
 use crate::tensor::ops::{binary, BinaryOp, Operand};
-use crate::tensor::{repr_array, str_array, NdArray, Reduction, UnaryFn};
+use crate::tensor::{repr_array, str_array, IndexItem, NdArray, Reduction, UnaryFn};
 
 use super::convert::{
     array_value, dtype_arg, err, index_items, py_scalar, shape_arg, to_array, tolist, wrap, Opnd,
@@ -23,25 +23,73 @@ use super::funcs::{clip_call, cumulative_call, reduce_call, round_call};
 /// The body of an array method, given the array it was looked up on.
 type MethodBody = Box<dyn Fn(&NdArray, &Args, &mut dyn Ctx) -> PyResult<Value>>;
 
+/// An array object. Basic indexing (integers, slices, `None`, `...`) gives a view, as in
+/// numpy: the view shares `store` with its base and remembers the `path` of index
+/// expressions from it, so `a[0][1] = 5` and `row = a[0]; row[:] = 0` write through.
 pub struct PyArray {
-    arr: RefCell<Rc<NdArray>>,
+    store: Rc<RefCell<Rc<NdArray>>>,
+    path: Vec<Vec<IndexItem>>,
+}
+
+fn is_basic(items: &[IndexItem]) -> bool {
+    items.iter().all(|i| !matches!(i, IndexItem::Array(_)))
 }
 
 impl PyArray {
     pub fn new(a: NdArray) -> PyArray {
         PyArray {
-            arr: RefCell::new(Rc::new(a)),
+            store: Rc::new(RefCell::new(Rc::new(a))),
+            path: vec![],
         }
     }
 
-    /// Replaces the array in place (`np.random.shuffle`, `fill`).
-    pub fn replace(&self, a: NdArray) {
-        *self.arr.borrow_mut() = Rc::new(a);
+    /// A view of this array through `items` (which must be basic).
+    fn view(&self, items: Vec<IndexItem>) -> PyArray {
+        let mut path = self.path.clone();
+        path.push(items);
+        PyArray {
+            store: self.store.clone(),
+            path,
+        }
     }
 
-    /// The array, shared (no copy).
+    /// Replaces the array's values in place (`np.random.shuffle`, `fill`, `sort`).
+    pub fn replace(&self, a: NdArray) -> PyResult<()> {
+        let all = [IndexItem::Ellipsis];
+        self.assign(&all, &a)
+    }
+
+    /// The array, shared (no copy for arrays that are not views).
     pub fn get(&self) -> Rc<NdArray> {
-        self.arr.borrow().clone()
+        let mut a = self.store.borrow().clone();
+        for items in &self.path {
+            match a.get(items) {
+                Ok(v) => a = Rc::new(v),
+                Err(_) => break,
+            }
+        }
+        a
+    }
+
+    /// `self[items] = value`, written through to the base array of a view.
+    fn assign(&self, items: &[IndexItem], value: &NdArray) -> PyResult<()> {
+        if self.path.is_empty() {
+            let mut cell = self.store.borrow_mut();
+            return Rc::make_mut(&mut cell).set(items, value).map_err(err);
+        }
+        let mut levels: Vec<NdArray> = vec![(**self.store.borrow()).clone()];
+        for p in &self.path {
+            let next = levels[levels.len() - 1].get(p).map_err(err)?;
+            levels.push(next);
+        }
+        let mut child = levels.pop().unwrap_or_else(|| value.clone());
+        child.set(items, value).map_err(err)?;
+        for (k, mut parent) in levels.into_iter().enumerate().rev() {
+            parent.set(&self.path[k], &child).map_err(err)?;
+            child = parent;
+        }
+        *self.store.borrow_mut() = Rc::new(child);
+        Ok(())
     }
 }
 
@@ -254,7 +302,7 @@ pub fn array_attr(
                 if let Some(p) = target.downcast::<PyArray>() {
                     let sorted = crate::tensor::build::sort(&p.get(), axis.unwrap_or(-1), false)
                         .map_err(err)?;
-                    p.replace(sorted);
+                    p.replace(sorted)?;
                 }
                 Ok(Value::None)
             }))
@@ -265,9 +313,9 @@ pub fn array_attr(
                 let s = args.bind("fill", &["value"], 1)?;
                 let v = super::convert::float_of(s[0].as_ref().unwrap_or(&Value::None))?;
                 if let Some(p) = target.downcast::<PyArray>() {
-                    let mut cell = p.arr.borrow_mut();
-                    let filled = NdArray::full(cell.shape(), v, cell.dtype()).map_err(err)?;
-                    *cell = Rc::new(filled);
+                    let cur = p.get();
+                    let filled = NdArray::full(cur.shape(), v, cur.dtype()).map_err(err)?;
+                    p.replace(filled)?;
                 }
                 Ok(Value::None)
             }))
@@ -365,13 +413,16 @@ impl Object for PyArray {
     }
     fn getitem(&self, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let items = index_items(key, ctx)?;
-        self.get().get(&items).map(wrap).map_err(err)
+        let out = self.get().get(&items).map_err(err)?;
+        if out.ndim() > 0 && is_basic(&items) {
+            return Ok(Value::native(self.view(items)));
+        }
+        Ok(wrap(out))
     }
     fn setitem(&self, key: &Value, v: Value, ctx: &mut dyn Ctx) -> PyResult<()> {
         let items = index_items(key, ctx)?;
         let value = to_array(&v, None, ctx)?;
-        let mut cell = self.arr.borrow_mut();
-        Rc::make_mut(&mut cell).set(&items, &value).map_err(err)
+        self.assign(&items, &value)
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         let a = self.get();
@@ -380,7 +431,13 @@ impl Object for PyArray {
             .first()
             .ok_or_else(|| PyErr::type_error("iteration over a 0-d array"))?;
         let rows = (0..n)
-            .map(|i| a.row(i).map(wrap).map_err(err))
+            .map(|i| {
+                if a.ndim() > 1 {
+                    Ok(Value::native(self.view(vec![IndexItem::Int(i as i64)])))
+                } else {
+                    a.row(i).map(wrap).map_err(err)
+                }
+            })
             .collect::<PyResult<VecDeque<_>>>()?;
         Ok(Value::native(PyIter {
             items: RefCell::new(rows),
