@@ -21,7 +21,9 @@ pub use dtype::DType;
 pub use index::IndexItem;
 pub use math::UnaryFn;
 pub use ops::BinaryOp;
-pub use print::{repr_array, repr_with_prefix, str_array};
+pub use print::{
+    repr_array, repr_with_options, repr_with_prefix, str_array, str_with_options, PrintOptions,
+};
 pub use random::RandomState;
 pub use reduce::Reduction;
 

@@ -12,7 +12,9 @@ use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, Un
 use crate::tensor::linalg::matmul;
 use crate::tensor::math::unary;
 use crate::tensor::ops::{binary, BinaryOp, Operand};
-use crate::tensor::{repr_array, str_array, IndexItem, NdArray, Reduction, UnaryFn};
+use crate::tensor::{
+    repr_with_options, str_with_options, IndexItem, NdArray, PrintOptions, Reduction, UnaryFn,
+};
 
 use super::convert::{
     array_value, dtype_arg, err, index_items, py_scalar, shape_arg, to_array, tolist, wrap, Opnd,
@@ -364,11 +366,13 @@ impl Object for PyArray {
     fn type_name(&self) -> String {
         "ndarray".into()
     }
-    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        Ok(repr_array(&self.get()))
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let opts = *ctx.state().get::<PrintOptions>();
+        Ok(repr_with_options(&self.get(), "array", &opts))
     }
-    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        Ok(str_array(&self.get()))
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let opts = *ctx.state().get::<PrintOptions>();
+        Ok(str_with_options(&self.get(), &opts))
     }
     fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         array_attr(this, self.get(), name, ctx)
