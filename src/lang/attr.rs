@@ -155,7 +155,6 @@ impl Vm<'_> {
     }
 
     pub fn try_attr(&mut self, v: &Value, name: &str) -> PyResult<Option<Value>> {
-        let ty = v.type_name();
         if let Value::Obj(o) = v {
             let any = o.as_any();
             if let Some(i) = any.downcast_ref::<Instance>() {
@@ -306,6 +305,7 @@ impl Vm<'_> {
             (Value::Int(_), "denominator") => return Ok(Some(Value::Int(1))),
             _ => {}
         }
+        let ty = v.type_name();
         if builtin_methods(&ty).contains(&name) {
             return Ok(Some(Value::Obj(Rc::new(MethodRef {
                 this: v.clone(),

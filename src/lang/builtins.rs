@@ -107,8 +107,8 @@ pub const TYPES: &[&str] = &[
     "slice",
 ];
 
-pub fn make_builtins(exc: &HashMap<String, Value>) -> HashMap<String, Value> {
-    let mut m = HashMap::new();
+pub fn make_builtins(exc: &HashMap<String, Value>) -> HashMap<String, Value, super::vm::FastHash> {
+    let mut m = HashMap::default();
     for f in FUNCTIONS {
         m.insert(f.to_string(), Value::Obj(Rc::new(Builtin { name: f })));
     }

@@ -55,6 +55,8 @@ pub struct Function {
     pub closure: Option<Rc<Frame>>,
     pub qualname: String,
     pub attrs: RefCell<IndexMap<String, Value>>,
+    /// The class whose body defined this function, for zero-argument `super()`.
+    pub owner: RefCell<Option<Value>>,
 }
 
 impl Object for Function {
@@ -346,6 +348,44 @@ impl Object for Singleton {
     }
     fn hash(&self) -> Option<u64> {
         Some(addr(self))
+    }
+    any_impl!();
+}
+
+/// `dict.keys()`, `dict.values()`, `dict.items()`: live views over the dict.
+pub struct DictView {
+    pub dict: Rc<RefCell<super::value::Dict>>,
+    /// "keys", "values" or "items".
+    pub kind: &'static str,
+}
+
+impl DictView {
+    pub fn values(&self) -> Vec<Value> {
+        let d = self.dict.borrow();
+        match self.kind {
+            "keys" => d.items().map(|(k, _)| k.clone()).collect(),
+            "values" => d.items().map(|(_, v)| v.clone()).collect(),
+            _ => d
+                .items()
+                .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                .collect(),
+        }
+    }
+}
+
+impl Object for DictView {
+    fn type_name(&self) -> String {
+        format!("dict_{}", self.kind)
+    }
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let inner = ctx.repr(&Value::list(self.values()))?;
+        Ok(format!("dict_{}({inner})", self.kind))
+    }
+    fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+        Ok(Some(self.dict.borrow().len()))
+    }
+    fn hash(&self) -> Option<u64> {
+        None
     }
     any_impl!();
 }

@@ -20,14 +20,39 @@ use super::ModuleLoader;
 use crate::display::MimeBundle;
 use crate::session::{HistoryEntry, Output, Sink, StreamName};
 
-pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value>>>;
+pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value, FastHash>>>;
+
+/// FNV-1a: names are short and come from the cell's own source, so a fast unkeyed hash
+/// is the right trade for the global and builtin lookups made on every name access.
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub type FastHash = std::hash::BuildHasherDefault<Fnv>;
 
 /// The Python-visible recursion limit; the session thread's large stack holds far more.
 pub const RECURSION_LIMIT: usize = 1000;
 
 pub struct Core {
     pub globals: Globals,
-    pub builtins: HashMap<String, Value>,
+    pub builtins: HashMap<String, Value, FastHash>,
     pub interrupt: Arc<AtomicBool>,
     pub loader: ModuleLoader,
     pub modules: HashMap<String, Value>,
@@ -37,6 +62,8 @@ pub struct Core {
     pub exc_classes: HashMap<String, Value>,
     /// Names the kernel itself put in the namespace (hidden from `%who`).
     pub hidden: Vec<String>,
+    /// Each cell's source by its traceback name (`Cell In[3]`), for context lines.
+    pub sources: HashMap<String, Rc<super::ast::Source>>,
 }
 
 /// Where an expression runs: the function frame (none at cell level), the class body
@@ -189,6 +216,12 @@ impl Ctx for Vm<'_> {
         }
     }
     fn check_interrupt(&mut self) -> PyResult<()> {
+        // Natives call this from long loops: a good moment to let buffered prints out.
+        if !(self.out.is_empty() && self.err.is_empty())
+            && self.last_flush.elapsed() > Duration::from_millis(50)
+        {
+            self.flush();
+        }
         if self.core.interrupt.load(Ordering::Relaxed) {
             self.core.interrupt.store(false, Ordering::SeqCst);
             return Err(PyErr::keyboard_interrupt());
