@@ -386,6 +386,12 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
             }))
         }),
     );
+    m.set(
+        "ndarray",
+        crate::lang::NativeClass::new("ndarray", "numpy", "ndarray(shape, dtype=float)")
+            .constructor(|a, c| filled(a, c, "ndarray", Some(0.0)))
+            .into_value(),
+    );
     m.set("newaxis", Value::None);
     m.set("pi", Value::Float(std::f64::consts::PI));
     m.set("e", Value::Float(std::f64::consts::E));
