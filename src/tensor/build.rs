@@ -337,3 +337,57 @@ pub fn array_equal(a: &NdArray, b: &NdArray) -> bool {
             .zip(b.to_f64_array().iter())
             .all(|(p, q)| p == q)
 }
+
+/// `np.sort(a, axis)` (or `np.argsort` when `indices`): along one axis, ascending, NaN
+/// last, equal values keeping their order.
+pub fn sort(a: &NdArray, axis: i64, indices: bool) -> TResult<NdArray> {
+    if a.ndim() == 0 {
+        return Err(TensorError::Axis(format!(
+            "axis {axis} is out of bounds for array of dimension 0"
+        )));
+    }
+    let nd = a.ndim();
+    let k = norm_axis(axis, nd)?;
+    // Move the axis last, sort each lane, then move it back.
+    let mut perm: Vec<i64> = (0..nd as i64).filter(|&d| d != k as i64).collect();
+    perm.push(k as i64);
+    let moved = a.transpose(Some(&perm))?;
+    let lane = a.shape()[k];
+    let vals: Vec<f64> = moved.to_f64_array().iter().copied().collect();
+    let ints: Vec<i64> = moved.to_i64_array().iter().copied().collect();
+    let float = a.dtype().is_float();
+    let mut order_all: Vec<i64> = Vec::with_capacity(vals.len());
+    for start in (0..vals.len()).step_by(lane.max(1)) {
+        let mut idx: Vec<usize> = (0..lane).collect();
+        if float {
+            idx.sort_by(|&i, &j| {
+                let (x, y) = (vals[start + i], vals[start + j]);
+                x.partial_cmp(&y)
+                    .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+            });
+        } else {
+            idx.sort_by_key(|&i| ints[start + i]);
+        }
+        order_all.extend(idx.iter().map(|&i| i as i64));
+    }
+    let shape = moved.shape().to_vec();
+    let out = if indices {
+        NdArray::from_i64(&shape, order_all)?
+    } else {
+        let picked: Vec<Scalar> = {
+            let all = moved.scalars();
+            order_all
+                .iter()
+                .enumerate()
+                .map(|(p, &i)| all[p - p % lane.max(1) + i as usize])
+                .collect()
+        };
+        from_scalars(&shape, &picked, a.dtype())?
+    };
+    // Invert the permutation that moved the axis last.
+    let mut back = vec![0i64; nd];
+    for (pos, &d) in perm.iter().enumerate() {
+        back[d as usize] = pos as i64;
+    }
+    out.transpose(Some(&back))
+}

@@ -21,7 +21,9 @@ pub use dtype::DType;
 pub use index::IndexItem;
 pub use math::UnaryFn;
 pub use ops::BinaryOp;
-pub use print::{repr_array, repr_with_prefix, str_array};
+pub use print::{
+    repr_array, repr_with_options, repr_with_prefix, str_array, str_with_options, PrintOptions,
+};
 pub use random::RandomState;
 pub use reduce::Reduction;
 
@@ -102,14 +104,32 @@ pub fn check_alloc(shape: &[usize], dtype: DType) -> TResult<()> {
         n = n.saturating_mul(d as u128);
     }
     if n > memory_limit() as u128 {
-        let gib = n as f64 / (1u64 << 30) as f64;
         return Err(TensorError::Memory(format!(
-            "Unable to allocate {gib:.2} GiB for an array with shape {} and data type {}",
+            "Unable to allocate {} for an array with shape {} and data type {}",
+            size_string(n),
             shape_str(shape),
             dtype.name()
         )));
     }
     Ok(())
+}
+
+/// A byte count as numpy words it: binary units, three significant digits (`7.28 TiB`).
+fn size_string(bytes: u128) -> String {
+    const UNITS: [&str; 7] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let bits = 128 - bytes.leading_zeros() as usize;
+    let mut unit = (bits.saturating_sub(1)).max(1) / 10;
+    unit = unit.min(UNITS.len() - 1);
+    let mut n = bytes as f64 / (1u128 << (unit * 10)) as f64;
+    if n.round() == 1024.0 && unit + 1 < UNITS.len() {
+        unit += 1;
+        n /= 1024.0;
+    }
+    if unit == 0 {
+        return format!("{} bytes", n as u64);
+    }
+    let digits = (2 - n.log10().floor() as i32).max(0) as usize;
+    format!("{n:.digits$} {}", UNITS[unit])
 }
 
 #[cfg(test)]

@@ -330,6 +330,20 @@ pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> TResult<NdArray> {
         } else {
             DType::F64
         };
+        if work == DType::F32 && matches!(op, Add | Sub | Mul | Div) {
+            // float32 +-*/ rounded once from float64 equals the float32 operation, so the
+            // hot path (normalizing images, scaling weights) computes in float32 directly.
+            let (x, y) = (a.cast(work)?, b.cast(work)?);
+            if let (Data::F32(x), Data::F32(y)) = (&x.data, &y.data) {
+                let f: fn(f32, f32) -> f32 = match op {
+                    Add => |p, q| p + q,
+                    Sub => |p, q| p - q,
+                    Mul => |p, q| p * q,
+                    _ => |p, q| p / q,
+                };
+                return Ok(NdArray::new(Data::F32(zip_map(x, y, &shape, f)?)));
+            }
+        }
         let (x, y) = (a.cast(work)?.to_f64_array(), b.cast(work)?.to_f64_array());
         let out = zip_map(&x, &y, &shape, |p, q| float_op(op, p, q))?;
         return Ok(NdArray::new(Data::F64(out)).astype(work));

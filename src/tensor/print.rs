@@ -8,10 +8,28 @@ use super::dtype::DType;
 use super::format::{exp_str, positional_parts, scalar_str, scientific_parts};
 use super::shape_str;
 
-const LINE_WIDTH: usize = 75;
-const THRESHOLD: usize = 1000;
-const EDGE_ITEMS: usize = 3;
-const PRECISION: usize = 8;
+/// numpy's print options (`np.set_printoptions`); `Default` is numpy's defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrintOptions {
+    pub precision: usize,
+    pub threshold: usize,
+    pub edgeitems: usize,
+    pub linewidth: usize,
+    /// Never switch to scientific notation for small values.
+    pub suppress: bool,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions {
+            precision: 8,
+            threshold: 1000,
+            edgeitems: 3,
+            linewidth: 75,
+            suppress: false,
+        }
+    }
+}
 
 /// How every element of one array is written (numpy's per-array format function).
 enum ElemFormat {
@@ -22,6 +40,7 @@ enum ElemFormat {
 
 struct FloatFormat {
     is_f32: bool,
+    digits: usize,
     exp: bool,
     pad_left: usize,
     pad_right: usize,
@@ -31,7 +50,7 @@ struct FloatFormat {
 }
 
 impl FloatFormat {
-    fn new(vals: &[f64], is_f32: bool) -> FloatFormat {
+    fn new(vals: &[f64], is_f32: bool, opts: &PrintOptions) -> FloatFormat {
         let finite: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
         let nonzero: Vec<f64> = finite
             .iter()
@@ -42,10 +61,11 @@ impl FloatFormat {
         if !nonzero.is_empty() {
             let max = nonzero.iter().copied().fold(f64::MIN, f64::max);
             let min = nonzero.iter().copied().fold(f64::MAX, f64::min);
-            exp = max >= 1e8 || min < 1e-4 || max / min > 1e3;
+            exp = max >= 1e8 || (!opts.suppress && (min < 1e-4 || max / min > 1e3));
         }
         let mut f = FloatFormat {
             is_f32,
+            digits: opts.precision,
             exp,
             pad_left: 0,
             pad_right: 0,
@@ -57,7 +77,7 @@ impl FloatFormat {
         } else if exp {
             let parts: Vec<(String, String, i32)> = finite
                 .iter()
-                .map(|&v| scientific_parts(v, is_f32, PRECISION))
+                .map(|&v| scientific_parts(v, is_f32, opts.precision))
                 .collect();
             f.precision = parts.iter().map(|p| p.1.len()).max().unwrap_or(0);
             f.pad_left = parts.iter().map(|p| p.0.len()).max().unwrap_or(0);
@@ -70,7 +90,7 @@ impl FloatFormat {
         } else {
             let parts: Vec<(String, String)> = finite
                 .iter()
-                .map(|&v| positional_parts(v, is_f32, PRECISION))
+                .map(|&v| positional_parts(v, is_f32, opts.precision))
                 .collect();
             f.pad_left = parts.iter().map(|p| p.0.len()).max().unwrap_or(0);
             f.pad_right = parts.iter().map(|p| p.1.len()).max().unwrap_or(0);
@@ -99,7 +119,7 @@ impl FloatFormat {
             return format!("{s:>width$}");
         }
         if self.exp {
-            let (i, f, e) = scientific_parts(x, self.is_f32, PRECISION);
+            let (i, f, e) = scientific_parts(x, self.is_f32, self.digits);
             return format!(
                 "{i:>pl$}.{f:0<pr$}{}",
                 exp_str(e, self.exp_size),
@@ -107,18 +127,18 @@ impl FloatFormat {
                 pr = self.precision
             );
         }
-        let (i, f) = positional_parts(x, self.is_f32, PRECISION);
+        let (i, f) = positional_parts(x, self.is_f32, self.digits);
         format!("{i:>pl$}.{f:<pr$}", pl = self.pad_left, pr = self.pad_right)
     }
 }
 
 impl ElemFormat {
-    fn new(shown: &[Scalar], dtype: DType) -> ElemFormat {
+    fn new(shown: &[Scalar], dtype: DType, opts: &PrintOptions) -> ElemFormat {
         match dtype {
             DType::Bool => ElemFormat::Bool,
             DType::F32 | DType::F64 => {
                 let v: Vec<f64> = shown.iter().map(|s| s.as_f64()).collect();
-                ElemFormat::Float(FloatFormat::new(&v, dtype == DType::F32))
+                ElemFormat::Float(FloatFormat::new(&v, dtype == DType::F32, opts))
             }
             _ => ElemFormat::Int(
                 shown
@@ -145,25 +165,32 @@ impl ElemFormat {
 
 /// The flat positions numpy shows: all of them, or the edge items of every axis when the
 /// array is summarized.
-fn shown_positions(shape: &[usize], summarize: bool) -> Vec<usize> {
-    fn rec(shape: &[usize], axis: usize, base: usize, summarize: bool, out: &mut Vec<usize>) {
+fn shown_positions(shape: &[usize], summarize: bool, edge: usize) -> Vec<usize> {
+    fn rec(
+        shape: &[usize],
+        axis: usize,
+        base: usize,
+        summarize: bool,
+        edge: usize,
+        out: &mut Vec<usize>,
+    ) {
         if axis == shape.len() {
             out.push(base);
             return;
         }
         let n = shape[axis];
         let stride: usize = shape[axis + 1..].iter().product();
-        let idx: Vec<usize> = if summarize && n > 2 * EDGE_ITEMS {
-            (0..EDGE_ITEMS).chain(n - EDGE_ITEMS..n).collect()
+        let idx: Vec<usize> = if summarize && n > 2 * edge {
+            (0..edge).chain(n - edge..n).collect()
         } else {
             (0..n).collect()
         };
         for i in idx {
-            rec(shape, axis + 1, base + i * stride, summarize, out);
+            rec(shape, axis + 1, base + i * stride, summarize, edge, out);
         }
     }
     let mut out = Vec::new();
-    rec(shape, 0, 0, summarize, &mut out);
+    rec(shape, 0, 0, summarize, edge, &mut out);
     out
 }
 
@@ -172,6 +199,7 @@ struct Layout<'a> {
     words: &'a dyn Fn(usize) -> String,
     sep: &'a str,
     summarize: bool,
+    edge: usize,
 }
 
 fn extend_line(s: &mut String, line: &mut String, word: &str, width: usize, prefix: &str) {
@@ -196,9 +224,9 @@ impl Layout<'_> {
         let next_width = width.saturating_sub(1);
         let n = self.shape[axis];
         let stride: usize = self.shape[axis + 1..].iter().product();
-        let summary = self.summarize && 2 * EDGE_ITEMS < n;
+        let summary = self.summarize && 2 * self.edge < n;
         let (lead, trail) = if summary {
-            (EDGE_ITEMS, EDGE_ITEMS)
+            (self.edge, self.edge)
         } else {
             (0, n)
         };
@@ -250,14 +278,14 @@ impl Layout<'_> {
 }
 
 /// numpy's `array2string` for a non-empty array.
-fn array2string(a: &NdArray, width: usize, sep: &str, prefix: &str) -> String {
+fn array2string(a: &NdArray, width: usize, sep: &str, prefix: &str, opts: &PrintOptions) -> String {
     let vals = a.scalars();
-    let summarize = a.size() > THRESHOLD;
-    let shown: Vec<Scalar> = shown_positions(a.shape(), summarize)
+    let summarize = a.size() > opts.threshold;
+    let shown: Vec<Scalar> = shown_positions(a.shape(), summarize, opts.edgeitems)
         .into_iter()
         .filter_map(|p| vals.get(p).copied())
         .collect();
-    let fmt = ElemFormat::new(&shown, a.dtype());
+    let fmt = ElemFormat::new(&shown, a.dtype(), opts);
     let zero_d = a.ndim() == 0;
     let words = |p: usize| -> String {
         vals.get(p)
@@ -269,6 +297,7 @@ fn array2string(a: &NdArray, width: usize, sep: &str, prefix: &str) -> String {
         words: &words,
         sep,
         summarize,
+        edge: opts.edgeitems,
     };
     let hanging = format!(" {}", " ".repeat(prefix.len()));
     layout.rec(0, 0, &hanging, width)
@@ -280,19 +309,24 @@ fn dtype_implied(dt: DType) -> bool {
 
 /// `repr(a)`: `array([1., 2.], dtype=float32)`.
 pub fn repr_array(a: &NdArray) -> String {
-    repr_with_prefix(a, "array")
+    repr_with_options(a, "array", &PrintOptions::default())
 }
 
 /// `repr(a)` with another class name in place of `array` (numpy subclasses do this).
 pub fn repr_with_prefix(a: &NdArray, class_name: &str) -> String {
+    repr_with_options(a, class_name, &PrintOptions::default())
+}
+
+/// `repr(a)` under the given print options.
+pub fn repr_with_options(a: &NdArray, class_name: &str, opts: &PrintOptions) -> String {
     let prefix = format!("{class_name}(");
     let lst = if a.size() == 0 {
         "[]".to_string()
     } else {
-        array2string(a, LINE_WIDTH - 1, ", ", &prefix)
+        array2string(a, opts.linewidth.saturating_sub(1), ", ", &prefix, opts)
     };
     let mut extras = Vec::new();
-    if (a.size() == 0 && a.shape() != [0]) || a.size() > THRESHOLD {
+    if (a.size() == 0 && a.shape() != [0]) || a.size() > opts.threshold {
         extras.push(format!("shape={}", shape_str(a.shape())));
     }
     if !dtype_implied(a.dtype()) || a.size() == 0 {
@@ -304,7 +338,7 @@ pub fn repr_with_prefix(a: &NdArray, class_name: &str) -> String {
     let arr_str = format!("{prefix}{lst},");
     let extra = format!("{})", extras.join(", "));
     let last_line = arr_str.len() - arr_str.rfind('\n').map_or(0, |i| i + 1);
-    let spacer = if last_line + extra.len() + 1 > LINE_WIDTH {
+    let spacer = if last_line + extra.len() + 1 > opts.linewidth {
         format!("\n{}", " ".repeat(prefix.len()))
     } else {
         " ".to_string()
@@ -314,11 +348,16 @@ pub fn repr_with_prefix(a: &NdArray, class_name: &str) -> String {
 
 /// `str(a)`: `[[1. 2.]\n [3. 4.]]`; a 0-d array prints as its scalar.
 pub fn str_array(a: &NdArray) -> String {
+    str_with_options(a, &PrintOptions::default())
+}
+
+/// `str(a)` under the given print options.
+pub fn str_with_options(a: &NdArray, opts: &PrintOptions) -> String {
     if a.ndim() == 0 {
         return a.scalar_at(0).map(scalar_str).unwrap_or_default();
     }
     if a.size() == 0 {
         return "[]".into();
     }
-    array2string(a, LINE_WIDTH, " ", "")
+    array2string(a, opts.linewidth, " ", "", opts)
 }

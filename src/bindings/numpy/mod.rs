@@ -16,7 +16,7 @@ pub use scalar::PyScalar;
 
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
 use crate::tensor::ops::BinaryOp;
-use crate::tensor::{build, DType, NdArray, Reduction, UnaryFn};
+use crate::tensor::{build, DType, NdArray, PrintOptions, Reduction, UnaryFn};
 
 use convert::{dims_arg, dtype_arg, err, float_of, int_of, shape_arg};
 use dtype::PyDType;
@@ -250,6 +250,22 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("log10", |a, c| unary_fn(UnaryFn::Log10, a, c));
     add("log2", |a, c| unary_fn(UnaryFn::Log2, a, c));
     add("sqrt", |a, c| unary_fn(UnaryFn::Sqrt, a, c));
+    add("log1p", |a, c| unary_fn(UnaryFn::Log1p, a, c));
+    add("expm1", |a, c| unary_fn(UnaryFn::Expm1, a, c));
+    add("sort", |a, c| sort_fn(a, c, false));
+    add("argsort", |a, c| sort_fn(a, c, true));
+    add("count_nonzero", |a, c| {
+        let s = a.bind("count_nonzero", &["a", "axis", "keepdims"], 1)?;
+        let arr = to_array(&arg(&s, 0), Some(DType::Bool), c)?;
+        let axes = convert::axis_arg(s[1].as_ref())?;
+        let r = arr
+            .reduce(Reduction::Sum, axes.as_deref(), false, 0.0)
+            .map_err(err)?;
+        Ok(match (axes, r.item()) {
+            (None, Ok(v)) => Value::Int(v.as_i64()),
+            _ => array_value(r),
+        })
+    });
     add("abs", |a, c| unary_fn(UnaryFn::Abs, a, c));
     add("absolute", |a, c| unary_fn(UnaryFn::Abs, a, c));
     add("sin", |a, c| unary_fn(UnaryFn::Sin, a, c));
@@ -370,6 +386,12 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
             }))
         }),
     );
+    m.set(
+        "ndarray",
+        crate::lang::NativeClass::new("ndarray", "numpy", "ndarray(shape, dtype=float)")
+            .constructor(|a, c| filled(a, c, "ndarray", Some(0.0)))
+            .into_value(),
+    );
     m.set("newaxis", Value::None);
     m.set("pi", Value::Float(std::f64::consts::PI));
     m.set("e", Value::Float(std::f64::consts::E));
@@ -377,7 +399,82 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     m.set("nan", Value::Float(f64::NAN));
     m.set("__version__", Value::str("2.4.6"));
     m.set("random", random::module());
+    add("set_printoptions", set_printoptions);
+    add("get_printoptions", |_a, c| {
+        let o = *c.state().get::<PrintOptions>();
+        Ok(Value::dict_from(vec![
+            ("edgeitems", Value::Int(o.edgeitems as i64)),
+            ("threshold", Value::Int(o.threshold as i64)),
+            ("precision", Value::Int(o.precision as i64)),
+            ("linewidth", Value::Int(o.linewidth as i64)),
+            ("suppress", Value::Bool(o.suppress)),
+        ]))
+    });
     Ok(m.into_value())
+}
+
+/// The print options arrays use in this session (`np.set_printoptions`); other bindings
+/// printing arrays (tf tensors) read them here.
+pub fn print_options(ctx: &mut dyn Ctx) -> PrintOptions {
+    *ctx.state().get::<PrintOptions>()
+}
+
+fn set_printoptions(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let names = [
+        "precision",
+        "threshold",
+        "edgeitems",
+        "linewidth",
+        "suppress",
+        "nanstr",
+        "infstr",
+        "formatter",
+        "sign",
+        "floatmode",
+        "legacy",
+    ];
+    let s = args.bind("set_printoptions", &names, 0)?;
+    let count = |v: &Value| -> PyResult<usize> {
+        let n = float_of(v)?;
+        if n < 0.0 || n.is_nan() {
+            return Err(PyErr::value_error("print options must be non-negative"));
+        }
+        Ok(if n.is_infinite() {
+            usize::MAX
+        } else {
+            n as usize
+        })
+    };
+    let mut o = *ctx.state().get::<PrintOptions>();
+    let given = |i: usize| s[i].as_ref().filter(|v| !v.is_none());
+    if let Some(v) = given(0) {
+        o.precision = count(v)?;
+    }
+    if let Some(v) = given(1) {
+        o.threshold = count(v)?;
+    }
+    if let Some(v) = given(2) {
+        o.edgeitems = count(v)?;
+    }
+    if let Some(v) = given(3) {
+        o.linewidth = count(v)?;
+    }
+    if let Some(v) = given(4) {
+        o.suppress = v.as_bool_strict()?;
+    }
+    *ctx.state().get::<PrintOptions>() = o;
+    Ok(Value::None)
+}
+
+fn sort_fn(args: &Args, ctx: &mut dyn Ctx, indices: bool) -> PyResult<Value> {
+    let s = args.bind("sort", &["a", "axis", "kind", "order"], 1)?;
+    let a = to_array(&arg(&s, 0), None, ctx)?;
+    let (a, axis) = match s[1].as_ref() {
+        Some(Value::None) => (std::rc::Rc::new(a.ravel()), 0),
+        Some(v) => (a, int_of(v)?),
+        None => (a, -1),
+    };
+    build::sort(&a, axis, indices).map(array_value).map_err(err)
 }
 
 /// Arguments with both operands cast to bool (`logical_and`/`logical_or`).

@@ -12,7 +12,9 @@ use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, Un
 use crate::tensor::linalg::matmul;
 use crate::tensor::math::unary;
 use crate::tensor::ops::{binary, BinaryOp, Operand};
-use crate::tensor::{repr_array, str_array, NdArray, Reduction, UnaryFn};
+use crate::tensor::{
+    repr_with_options, str_with_options, IndexItem, NdArray, PrintOptions, Reduction, UnaryFn,
+};
 
 use super::convert::{
     array_value, dtype_arg, err, index_items, py_scalar, shape_arg, to_array, tolist, wrap, Opnd,
@@ -23,25 +25,73 @@ use super::funcs::{clip_call, cumulative_call, reduce_call, round_call};
 /// The body of an array method, given the array it was looked up on.
 type MethodBody = Box<dyn Fn(&NdArray, &Args, &mut dyn Ctx) -> PyResult<Value>>;
 
+/// An array object. Basic indexing (integers, slices, `None`, `...`) gives a view, as in
+/// numpy: the view shares `store` with its base and remembers the `path` of index
+/// expressions from it, so `a[0][1] = 5` and `row = a[0]; row[:] = 0` write through.
 pub struct PyArray {
-    arr: RefCell<Rc<NdArray>>,
+    store: Rc<RefCell<Rc<NdArray>>>,
+    path: Vec<Vec<IndexItem>>,
+}
+
+fn is_basic(items: &[IndexItem]) -> bool {
+    items.iter().all(|i| !matches!(i, IndexItem::Array(_)))
 }
 
 impl PyArray {
     pub fn new(a: NdArray) -> PyArray {
         PyArray {
-            arr: RefCell::new(Rc::new(a)),
+            store: Rc::new(RefCell::new(Rc::new(a))),
+            path: vec![],
         }
     }
 
-    /// Replaces the array in place (`np.random.shuffle`, `fill`).
-    pub fn replace(&self, a: NdArray) {
-        *self.arr.borrow_mut() = Rc::new(a);
+    /// A view of this array through `items` (which must be basic).
+    fn view(&self, items: Vec<IndexItem>) -> PyArray {
+        let mut path = self.path.clone();
+        path.push(items);
+        PyArray {
+            store: self.store.clone(),
+            path,
+        }
     }
 
-    /// The array, shared (no copy).
+    /// Replaces the array's values in place (`np.random.shuffle`, `fill`, `sort`).
+    pub fn replace(&self, a: NdArray) -> PyResult<()> {
+        let all = [IndexItem::Ellipsis];
+        self.assign(&all, &a)
+    }
+
+    /// The array, shared (no copy for arrays that are not views).
     pub fn get(&self) -> Rc<NdArray> {
-        self.arr.borrow().clone()
+        let mut a = self.store.borrow().clone();
+        for items in &self.path {
+            match a.get(items) {
+                Ok(v) => a = Rc::new(v),
+                Err(_) => break,
+            }
+        }
+        a
+    }
+
+    /// `self[items] = value`, written through to the base array of a view.
+    fn assign(&self, items: &[IndexItem], value: &NdArray) -> PyResult<()> {
+        if self.path.is_empty() {
+            let mut cell = self.store.borrow_mut();
+            return Rc::make_mut(&mut cell).set(items, value).map_err(err);
+        }
+        let mut levels: Vec<NdArray> = vec![(**self.store.borrow()).clone()];
+        for p in &self.path {
+            let next = levels[levels.len() - 1].get(p).map_err(err)?;
+            levels.push(next);
+        }
+        let mut child = levels.pop().unwrap_or_else(|| value.clone());
+        child.set(items, value).map_err(err)?;
+        for (k, mut parent) in levels.into_iter().enumerate().rev() {
+            parent.set(&self.path[k], &child).map_err(err)?;
+            child = parent;
+        }
+        *self.store.borrow_mut() = Rc::new(child);
+        Ok(())
     }
 }
 
@@ -223,6 +273,13 @@ pub fn array_attr(
         "round" => m(Box::new(|a, args, _| round_call(a, args))),
         "clip" => m(Box::new(|a, args, ctx| clip_call(a, args, ctx))),
         "tolist" => m(Box::new(|a, _, _| Ok(tolist(a)))),
+        "argsort" => m(Box::new(|a, args, _| {
+            let s = args.bind("argsort", &["axis", "kind", "order"], 0)?;
+            let axis = s[0].as_ref().map(super::convert::int_of).transpose()?;
+            crate::tensor::build::sort(a, axis.unwrap_or(-1), true)
+                .map(array_value)
+                .map_err(err)
+        })),
         "item" => m(Box::new(|a, _, _| a.item().map(py_scalar).map_err(err))),
         "__float__" => m(Box::new(|a, _, _| {
             a.item().map(|s| Value::Float(s.as_f64())).map_err(|_| {
@@ -239,15 +296,28 @@ pub fn array_attr(
             let b = to_array(s[0].as_ref().unwrap_or(&Value::None), None, ctx)?;
             super::funcs::dot(a, &b)
         })),
+        "sort" => {
+            let target = this.clone();
+            Some(NativeFn::value("sort", "", move |args, _ctx| {
+                let s = args.bind("sort", &["axis", "kind", "order"], 0)?;
+                let axis = s[0].as_ref().map(super::convert::int_of).transpose()?;
+                if let Some(p) = target.downcast::<PyArray>() {
+                    let sorted = crate::tensor::build::sort(&p.get(), axis.unwrap_or(-1), false)
+                        .map_err(err)?;
+                    p.replace(sorted)?;
+                }
+                Ok(Value::None)
+            }))
+        }
         "fill" => {
             let target = this.clone();
             Some(NativeFn::value("fill", "", move |args, _ctx| {
                 let s = args.bind("fill", &["value"], 1)?;
                 let v = super::convert::float_of(s[0].as_ref().unwrap_or(&Value::None))?;
                 if let Some(p) = target.downcast::<PyArray>() {
-                    let mut cell = p.arr.borrow_mut();
-                    let filled = NdArray::full(cell.shape(), v, cell.dtype()).map_err(err)?;
-                    *cell = Rc::new(filled);
+                    let cur = p.get();
+                    let filled = NdArray::full(cur.shape(), v, cur.dtype()).map_err(err)?;
+                    p.replace(filled)?;
                 }
                 Ok(Value::None)
             }))
@@ -296,11 +366,13 @@ impl Object for PyArray {
     fn type_name(&self) -> String {
         "ndarray".into()
     }
-    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        Ok(repr_array(&self.get()))
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let opts = *ctx.state().get::<PrintOptions>();
+        Ok(repr_with_options(&self.get(), "array", &opts))
     }
-    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        Ok(str_array(&self.get()))
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let opts = *ctx.state().get::<PrintOptions>();
+        Ok(str_with_options(&self.get(), &opts))
     }
     fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         array_attr(this, self.get(), name, ctx)
@@ -345,13 +417,16 @@ impl Object for PyArray {
     }
     fn getitem(&self, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let items = index_items(key, ctx)?;
-        self.get().get(&items).map(wrap).map_err(err)
+        let out = self.get().get(&items).map_err(err)?;
+        if out.ndim() > 0 && is_basic(&items) {
+            return Ok(Value::native(self.view(items)));
+        }
+        Ok(wrap(out))
     }
     fn setitem(&self, key: &Value, v: Value, ctx: &mut dyn Ctx) -> PyResult<()> {
         let items = index_items(key, ctx)?;
         let value = to_array(&v, None, ctx)?;
-        let mut cell = self.arr.borrow_mut();
-        Rc::make_mut(&mut cell).set(&items, &value).map_err(err)
+        self.assign(&items, &value)
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         let a = self.get();
@@ -360,7 +435,13 @@ impl Object for PyArray {
             .first()
             .ok_or_else(|| PyErr::type_error("iteration over a 0-d array"))?;
         let rows = (0..n)
-            .map(|i| a.row(i).map(wrap).map_err(err))
+            .map(|i| {
+                if a.ndim() > 1 {
+                    Ok(Value::native(self.view(vec![IndexItem::Int(i as i64)])))
+                } else {
+                    a.row(i).map(wrap).map_err(err)
+                }
+            })
             .collect::<PyResult<VecDeque<_>>>()?;
         Ok(Value::native(PyIter {
             items: RefCell::new(rows),

@@ -129,7 +129,7 @@ fn shuffle(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .downcast::<PyArray>()
         .ok_or_else(|| PyErr::type_error("shuffle() expects a list or an ndarray"))?;
     let out = shuffled_rows(&p.get(), rng(ctx))?;
-    p.replace(out);
+    p.replace(out)?;
     Ok(Value::None)
 }
 
