@@ -4,6 +4,7 @@
 //! step every replica's copy must be bit-identical; interrupts and replica failures must
 //! leave a usable strategy with equal copies.
 
+#[path = "distribute_support/mod.rs"]
 mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
