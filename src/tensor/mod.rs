@@ -15,6 +15,7 @@ pub mod ops;
 pub mod print;
 pub mod random;
 pub mod reduce;
+pub mod scalar;
 
 pub use array::{Data, NdArray, Scalar};
 pub use dtype::DType;

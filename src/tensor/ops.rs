@@ -3,6 +3,8 @@
 //! matrix products. Operands are cast to the operation's dtype first, as numpy's ufunc
 //! loops do, then computed in a wide kind (f64, i64 or bool) and cast to the result dtype.
 
+use std::borrow::Cow;
+
 use ndarray::{ArrayD, IxDyn, Zip};
 
 use super::array::{Data, NdArray};
@@ -95,17 +97,19 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> TResult<Vec<usize>> {
     Ok(out)
 }
 
-impl Operand<'_> {
+impl<'a> Operand<'a> {
     fn shape(&self) -> Vec<usize> {
         match self {
             Operand::Arr(a) => a.shape().to_vec(),
             Operand::Weak(_) => vec![],
         }
     }
-    /// The operand as an array of `dt` (weak scalars become 0-d arrays).
-    fn cast(&self, dt: DType) -> TResult<NdArray> {
+    /// The operand as an array of `dt` (weak scalars become 0-d arrays); borrowed, with
+    /// no copy, when it already has that dtype.
+    fn cast(&self, dt: DType) -> TResult<Cow<'a, NdArray>> {
         match self {
-            Operand::Arr(a) => Ok(a.astype(dt)),
+            Operand::Arr(a) if a.dtype() == dt => Ok(Cow::Borrowed(*a)),
+            Operand::Arr(a) => Ok(Cow::Owned(a.astype(dt))),
             Operand::Weak(s) => {
                 if let WeakScalar::Int(v) = s {
                     if dt.is_int() && !dt.holds_int(*v) {
@@ -123,9 +127,9 @@ impl Operand<'_> {
                 let arr = NdArray::full(&[], v, dt)?;
                 // Large int64 values lose precision through f64; build them directly.
                 if let (WeakScalar::Int(i), DType::I64) = (s, dt) {
-                    return NdArray::from_i64(&[], vec![*i]);
+                    return NdArray::from_i64(&[], vec![*i]).map(Cow::Owned);
                 }
-                Ok(arr)
+                Ok(Cow::Owned(arr))
             }
         }
     }
