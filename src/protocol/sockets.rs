@@ -31,6 +31,9 @@ const FLUSH_GRACE: Duration = Duration::from_millis(200);
 /// small pieces sends a few large messages rather than a million tiny ones.
 const STREAM_BATCH_BYTES: usize = 1 << 20;
 
+/// How long stream output may wait for more of itself before it is published.
+const STREAM_WINDOW: Duration = Duration::from_millis(10);
+
 /// Serves the kernel described by the connection file until a shutdown request, then exits
 /// the process (the interpreter thread may be inside a cell that never ends, so the process
 /// does not wait for it).
@@ -216,7 +219,10 @@ fn stream_text(msg: &mut Message) -> Option<&mut String> {
     }
 }
 
-/// Publishes iopub messages, merging runs of stream output that are already waiting.
+/// Publishes iopub messages. Stream output is held for at most [`STREAM_WINDOW`] while more
+/// of the same stream arrives, so a cell printing in a tight loop sends a few large messages
+/// instead of flooding the PUB queue (which drops messages for a slow subscriber). Any other
+/// message ends the batch first, so order is kept.
 async fn publish(mut socket: PubSocket, mut queue: UnboundedReceiver<Message>, signer: Signer) {
     let mut pending: Option<Message> = None;
     loop {
@@ -226,19 +232,23 @@ async fn publish(mut socket: PubSocket, mut queue: UnboundedReceiver<Message>, s
         };
         let Some(mut msg) = next else { break };
         if msg.msg_type() == "stream" {
-            while let Ok(more) = queue.try_recv() {
-                let fits = stream_text(&mut msg).is_some_and(|t| t.len() < STREAM_BATCH_BYTES);
-                if fits && same_stream(&msg, &more) {
-                    let mut more = more;
-                    let extra = stream_text(&mut more)
-                        .map(std::mem::take)
-                        .unwrap_or_default();
-                    if let Some(t) = stream_text(&mut msg) {
-                        t.push_str(&extra);
+            let deadline = tokio::time::Instant::now() + STREAM_WINDOW;
+            while stream_text(&mut msg).is_some_and(|t| t.len() < STREAM_BATCH_BYTES) {
+                match tokio::time::timeout_at(deadline, queue.recv()).await {
+                    Ok(Some(mut more)) if same_stream(&msg, &more) => {
+                        let extra = stream_text(&mut more)
+                            .map(std::mem::take)
+                            .unwrap_or_default();
+                        if let Some(t) = stream_text(&mut msg) {
+                            t.push_str(&extra);
+                        }
                     }
-                } else {
-                    pending = Some(more);
-                    break;
+                    Ok(Some(other)) => {
+                        pending = Some(other);
+                        break;
+                    }
+                    // The channel closed or the window passed: send what we have.
+                    Ok(None) | Err(_) => break,
                 }
             }
         }
@@ -263,5 +273,75 @@ async fn beat(mut socket: RepSocket) {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::message::Parent;
+    use serde_json::json;
+    use zeromq::SubSocket;
+
+    async fn next_message(sub: &mut SubSocket, signer: &Signer) -> Message {
+        let raw = tokio::time::timeout(Duration::from_secs(10), sub.recv())
+            .await
+            .expect("iopub went quiet")
+            .expect("iopub receive failed");
+        wire::parse(from_zmq(raw), signer).expect("a published message must parse")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_small_prints_arrive_whole_in_few_messages_and_in_order() {
+        let signer = Signer::new("k");
+        let mut iopub = PubSocket::new();
+        let endpoint = iopub.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        let mut sub = SubSocket::new();
+        sub.connect(&endpoint).await.unwrap();
+        sub.subscribe("").await.unwrap();
+        let (tx, rx) = unbounded_channel();
+        tokio::spawn(publish(iopub, rx, signer.clone()));
+
+        // Messages published before the subscription lands are lost, so probe until one
+        // arrives.
+        let parent = Parent::none();
+        loop {
+            tx.send(parent.broadcast("s", "status", json!({"execution_state": "probe"})))
+                .unwrap();
+            let got = tokio::time::timeout(Duration::from_millis(100), sub.recv()).await;
+            if got.is_ok() {
+                break;
+            }
+        }
+        while tokio::time::timeout(Duration::from_millis(100), sub.recv())
+            .await
+            .is_ok()
+        {}
+
+        let line = "x".repeat(99) + "\n";
+        let count = 30_000;
+        for _ in 0..count {
+            let content = json!({"name": "stdout", "text": line});
+            tx.send(parent.broadcast("s", "stream", content)).unwrap();
+        }
+        tx.send(parent.broadcast("s", "status", json!({"execution_state": "idle"})))
+            .unwrap();
+
+        let mut text = String::new();
+        let mut messages = 0;
+        loop {
+            let msg = next_message(&mut sub, &signer).await;
+            if msg.msg_type() == "status" {
+                break;
+            }
+            assert_eq!(msg.msg_type(), "stream");
+            text.push_str(msg.content["text"].as_str().unwrap());
+            messages += 1;
+        }
+        assert_eq!(text, line.repeat(count));
+        assert!(
+            messages < count / 10,
+            "{messages} messages for {count} prints"
+        );
     }
 }
