@@ -349,3 +349,7 @@ fn reply_content(reply: ExecuteReply) -> Value {
 pub fn no_parent() -> Parent {
     Parent::none()
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;
