@@ -47,6 +47,9 @@ impl Outbox {
     }
 }
 
+/// Longer than the iopub stream batching window (see `sockets`).
+const PROMPT_SETTLE: Duration = Duration::from_millis(25);
+
 /// Where the stdin task hands the value of an `input_reply` to the cell waiting for it.
 pub type InputSlot = Arc<Mutex<Option<mpsc::Sender<String>>>>;
 
@@ -109,6 +112,9 @@ impl Sink for IopubSink {
         if !self.allow_stdin {
             return None;
         }
+        // Output printed just before the prompt may still sit in the iopub batching window;
+        // letting it leave first keeps the prompt below it in the front end.
+        std::thread::sleep(PROMPT_SETTLE);
         let (tx, rx) = mpsc::channel();
         if let Ok(mut slot) = self.input_slot.lock() {
             *slot = Some(tx);
