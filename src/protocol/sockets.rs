@@ -1,6 +1,7 @@
 //! The five ZeroMQ sockets, each served by tasks of its own on a small tokio runtime, so
 //! heartbeat and control answer while a cell runs: shell, control and stdin are ROUTERs,
-//! iopub is a PUB, heartbeat a REP. Every socket's sending side is one task fed by a
+//! iopub is an XPUB (it greets each new subscriber with `iopub_welcome`, so a client knows
+//! when output can no longer be lost), heartbeat a REP. Every socket's sending side is one task fed by a
 //! channel, which lets the session thread send without touching the runtime.
 
 use std::path::Path;
@@ -11,13 +12,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::sync::Notify;
 use zeromq::{
-    PubSocket, RepSocket, RouterRecvHalf, RouterSendHalf, RouterSocket, Socket, SocketRecv,
-    SocketSend, ZmqMessage,
+    RepSocket, RouterRecvHalf, RouterSendHalf, RouterSocket, Socket, SocketRecv, SocketSend,
+    XPubSocket, ZmqMessage, ZmqResult,
 };
 
 use super::connection::ConnectionInfo;
 use super::dispatch::{self, log, Kernel};
-use super::message::Message;
+use super::message::{Message, Parent};
 use super::sign::Signer;
 use super::sink::{InputSlot, Outbox};
 use super::{wire, ProtocolError};
@@ -71,7 +72,7 @@ async fn serve(info: ConnectionInfo) -> Result<(), ProtocolError> {
     let (shell_send, shell_recv) = bind_router(&info, info.shell_port).await?.split();
     let (control_send, control_recv) = bind_router(&info, info.control_port).await?.split();
     let (stdin_send, stdin_recv) = bind_router(&info, info.stdin_port).await?.split();
-    let mut iopub = PubSocket::new();
+    let mut iopub = XPubSocket::new();
     iopub.bind(&info.endpoint(info.iopub_port)).await?;
     let mut heartbeat = RepSocket::new();
     heartbeat.bind(&info.endpoint(info.hb_port)).await?;
@@ -106,7 +107,12 @@ async fn serve(info: ConnectionInfo) -> Result<(), ProtocolError> {
         signer.clone(),
     ));
     tokio::spawn(send_router("stdin", stdin_send, stdin_rx, signer.clone()));
-    tokio::spawn(publish(iopub, iopub_rx, signer.clone()));
+    tokio::spawn(publish(
+        iopub,
+        iopub_rx,
+        signer.clone(),
+        out.session_id.clone(),
+    ));
     tokio::spawn(beat(heartbeat));
     tokio::spawn(dispatch::run_executor(kernel.clone(), exec_rx));
     let k = kernel.clone();
@@ -219,16 +225,65 @@ fn stream_text(msg: &mut Message) -> Option<&mut String> {
     }
 }
 
+/// What the iopub task wakes up for.
+enum IopubEvent {
+    Outgoing(Option<Message>),
+    Incoming(ZmqResult<ZmqMessage>),
+}
+
+/// Greets a new subscriber. XPUB records a subscription only while `recv` runs, which is why
+/// the iopub task keeps receiving as well as sending.
+async fn welcome(socket: &mut XPubSocket, raw: ZmqMessage, signer: &Signer, session_id: &str) {
+    let Some(frame) = raw.get(0) else { return };
+    let Some((&1, topic)) = frame.split_first() else {
+        return; // an unsubscription, or noise
+    };
+    let topic = String::from_utf8_lossy(topic).into_owned();
+    let mut msg = Parent::none().broadcast(
+        session_id,
+        "iopub_welcome",
+        serde_json::json!({ "subscription": topic }),
+    );
+    if !topic.is_empty() {
+        msg.identities = vec![topic.into_bytes()];
+    }
+    if let Some(frames) = serialize(&msg, signer) {
+        if let Err(e) = socket.send(frames).await {
+            log(format!("could not send iopub_welcome: {e}"));
+        }
+    }
+}
+
 /// Publishes iopub messages. Stream output is held for at most [`STREAM_WINDOW`] while more
 /// of the same stream arrives, so a cell printing in a tight loop sends a few large messages
-/// instead of flooding the PUB queue (which drops messages for a slow subscriber). Any other
-/// message ends the batch first, so order is kept.
-async fn publish(mut socket: PubSocket, mut queue: UnboundedReceiver<Message>, signer: Signer) {
+/// instead of one per print. Any other message ends the batch first, so order is kept.
+async fn publish(
+    mut socket: XPubSocket,
+    mut queue: UnboundedReceiver<Message>,
+    signer: Signer,
+    session_id: Arc<str>,
+) {
     let mut pending: Option<Message> = None;
     loop {
         let next = match pending.take() {
             Some(m) => Some(m),
-            None => queue.recv().await,
+            None => {
+                let event = tokio::select! {
+                    m = queue.recv() => IopubEvent::Outgoing(m),
+                    r = socket.recv() => IopubEvent::Incoming(r),
+                };
+                match event {
+                    IopubEvent::Outgoing(m) => m,
+                    IopubEvent::Incoming(Ok(raw)) => {
+                        welcome(&mut socket, raw, &signer, &session_id).await;
+                        continue;
+                    }
+                    IopubEvent::Incoming(Err(e)) => {
+                        log(format!("iopub receive failed: {e}"));
+                        continue;
+                    }
+                }
+            }
         };
         let Some(mut msg) = next else { break };
         if msg.msg_type() == "stream" {
@@ -294,29 +349,19 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn many_small_prints_arrive_whole_in_few_messages_and_in_order() {
         let signer = Signer::new("k");
-        let mut iopub = PubSocket::new();
+        let mut iopub = XPubSocket::new();
         let endpoint = iopub.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        let (tx, rx) = unbounded_channel();
+        tokio::spawn(publish(iopub, rx, signer.clone(), Arc::from("s")));
         let mut sub = SubSocket::new();
         sub.connect(&endpoint).await.unwrap();
         sub.subscribe("").await.unwrap();
-        let (tx, rx) = unbounded_channel();
-        tokio::spawn(publish(iopub, rx, signer.clone()));
 
-        // Messages published before the subscription lands are lost, so probe until one
-        // arrives.
+        // The welcome says the subscription is in place: nothing after it can be lost.
+        let welcome = next_message(&mut sub, &signer).await;
+        assert_eq!(welcome.msg_type(), "iopub_welcome");
+        assert_eq!(welcome.content["subscription"], "");
         let parent = Parent::none();
-        loop {
-            tx.send(parent.broadcast("s", "status", json!({"execution_state": "probe"})))
-                .unwrap();
-            let got = tokio::time::timeout(Duration::from_millis(100), sub.recv()).await;
-            if got.is_ok() {
-                break;
-            }
-        }
-        while tokio::time::timeout(Duration::from_millis(100), sub.recv())
-            .await
-            .is_ok()
-        {}
 
         let line = "x".repeat(99) + "\n";
         let count = 30_000;

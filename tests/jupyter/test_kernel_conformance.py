@@ -39,5 +39,10 @@ class MirrorKernelTests(jupyter_kernel_test.KernelTests):
     code_clear_output = "from IPython.display import clear_output\nclear_output()"
 
 
+class MirrorIopubWelcomeTests(jupyter_kernel_test.IopubWelcomeTests):
+    kernel_name = "mirror"
+    support_iopub_welcome = True
+
+
 if __name__ == "__main__":
     unittest.main()
