@@ -227,7 +227,7 @@ fn stream_text(msg: &mut Message) -> Option<&mut String> {
 
 /// What the iopub task wakes up for.
 enum IopubEvent {
-    Outgoing(Option<Message>),
+    Outgoing(Option<Box<Message>>),
     Incoming(ZmqResult<ZmqMessage>),
 }
 
@@ -269,11 +269,11 @@ async fn publish(
             Some(m) => Some(m),
             None => {
                 let event = tokio::select! {
-                    m = queue.recv() => IopubEvent::Outgoing(m),
+                    m = queue.recv() => IopubEvent::Outgoing(m.map(Box::new)),
                     r = socket.recv() => IopubEvent::Incoming(r),
                 };
                 match event {
-                    IopubEvent::Outgoing(m) => m,
+                    IopubEvent::Outgoing(m) => m.map(|b| *b),
                     IopubEvent::Incoming(Ok(raw)) => {
                         welcome(&mut socket, raw, &signer, &session_id).await;
                         continue;
