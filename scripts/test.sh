@@ -18,8 +18,15 @@ fi
 echo "== installing the kernelspec into .venv"
 ./target/debug/mirror-kernel install --prefix .venv
 
+# Both suites run even when the first fails, so one run shows every failure.
+status=0
 echo "== cargo test"
-cargo test
+cargo test || status=1
 
 echo "== Jupyter client tests"
-(cd tests/jupyter && ../../.venv/bin/python -m pytest -q "$@")
+(cd tests/jupyter && ../../.venv/bin/python -m pytest -q "$@") || status=1
+
+if [ "$status" -ne 0 ]; then
+    echo "== FAILED"
+fi
+exit "$status"
