@@ -128,6 +128,8 @@ pub struct Source {
 pub struct FuncDef {
     pub name: Rc<str>,
     pub params: Vec<Param>,
+    /// How many of `params` are positional (the rest are keyword-only).
+    pub npos: usize,
     pub vararg: Option<(Rc<str>, u32)>,
     pub kwarg: Option<(Rc<str>, u32)>,
     pub nlocals: usize,

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::builtins_obj::{MethodRef, Super, WrapKind, Wrapper};
 use super::exc::{PyErr, PyResult};
-use super::object::{Args, Object};
+use super::object::Args;
 use super::runtime::*;
 use super::value::Value;
 use super::vm::Vm;
@@ -155,7 +155,6 @@ impl Vm<'_> {
     }
 
     pub fn try_attr(&mut self, v: &Value, name: &str) -> PyResult<Option<Value>> {
-        let ty = v.type_name();
         if let Value::Obj(o) = v {
             let any = o.as_any();
             if let Some(i) = any.downcast_ref::<Instance>() {
@@ -259,6 +258,25 @@ impl Vm<'_> {
                     _ => self.try_attr(&b.func.clone(), name)?,
                 });
             }
+            if let Some(w) = any.downcast_ref::<Wrapper>() {
+                if w.kind == WrapKind::Property && name == "setter" {
+                    let me = v.clone();
+                    return Ok(Some(crate::lang::NativeFn::value(
+                        "setter",
+                        "",
+                        move |a, _| {
+                            if let Some(w) = me.downcast::<Wrapper>() {
+                                *w.setter.borrow_mut() = a.pos.first().cloned();
+                            }
+                            Ok(me.clone())
+                        },
+                    )));
+                }
+                return Ok(match name {
+                    "__func__" | "fget" => Some(w.func.clone()),
+                    _ => None,
+                });
+            }
             if let Some(t) = any.downcast_ref::<BuiltinType>() {
                 if name == "__name__" {
                     return Ok(Some(Value::str(t.name)));
@@ -287,6 +305,7 @@ impl Vm<'_> {
             (Value::Int(_), "denominator") => return Ok(Some(Value::Int(1))),
             _ => {}
         }
+        let ty = v.type_name();
         if builtin_methods(&ty).contains(&name) {
             return Ok(Some(Value::Obj(Rc::new(MethodRef {
                 this: v.clone(),
@@ -386,66 +405,28 @@ impl Vm<'_> {
             o.type_name()
         )))
     }
-
-    pub fn dir_of(&mut self, v: &Value) -> Vec<String> {
-        let mut names: Vec<String> = match v {
-            Value::Obj(o) | Value::Native(o) => o.dir(),
-            other => builtin_methods(&other.type_name())
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        };
-        if let Some(i) = v.downcast::<Instance>() {
-            if let Some(nb) = i.class().and_then(|c| c.native_base()) {
-                if let Some(n) = nb.downcast::<NativeClass>() {
-                    names.extend(n.dir());
-                }
-            }
-        }
-        names.sort();
-        names.dedup();
-        names
-    }
-
-    pub fn ctx_enter(&mut self, m: &Value) -> PyResult<Value> {
-        if let Value::Native(o) = m {
-            let o = o.clone();
-            return o.enter(m, self);
-        }
-        match self.try_attr(m, "__enter__")? {
-            Some(f) => self.call_value(&f, Args::default()),
-            None => Err(PyErr::type_error(format!(
-                "'{}' object does not support the context manager protocol",
-                m.type_name()
-            ))),
-        }
-    }
-
-    pub fn ctx_exit(&mut self, m: &Value, err: Option<&PyErr>) -> PyResult<bool> {
-        if let Value::Native(o) = m {
-            let o = o.clone();
-            return o.exit(err, self);
-        }
-        let Some(f) = self.try_attr(m, "__exit__")? else {
-            return Ok(false);
-        };
-        let args = match err {
-            Some(e) => {
-                let cls = self.err_class(e);
-                let val = self.err_value(e);
-                vec![cls, val, Value::None]
-            }
-            None => vec![Value::None, Value::None, Value::None],
-        };
-        let r = self.call_value(&f, Args::new(args))?;
-        self.truthy(&r)
-    }
 }
 
 fn super_fallback(base: Option<Value>, this: &Value, name: &str) -> Option<Value> {
     if let Some(n) = base.as_ref().and_then(|b| b.downcast::<NativeClass>()) {
         if let Some(m) = n.bound(this, name) {
             return Some(m);
+        }
+    }
+    // `BaseException.__init__` records its arguments as `args`.
+    if name == "__init__" {
+        if let Some(i) = this.downcast::<Instance>() {
+            if i.attrs.borrow().contains_key("args") {
+                let me = this.clone();
+                return Some(crate::lang::NativeFn::value(name, "", move |a, _| {
+                    if let Some(i) = me.downcast::<Instance>() {
+                        i.attrs
+                            .borrow_mut()
+                            .insert("args".into(), Value::tuple(a.pos.clone()));
+                    }
+                    Ok(Value::None)
+                }));
+            }
         }
     }
     // `object.__init__` and friends: accept and do nothing.

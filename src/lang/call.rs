@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use indexmap::IndexMap;
 
-use super::ast::ParamKind;
+use super::ast::{Arg, ParamKind};
 use super::builtins_obj::{MethodRef, Super, Wrapper};
 use super::eval_stmt::Flow;
 use super::exc::{Frame as TbFrame, PyErr, PyResult};
@@ -96,11 +96,54 @@ impl Vm<'_> {
         }
         let frame = Frame::new(def.nlocals, func.closure.clone());
         self.bind_args(func, args, &frame)?;
+        self.run_function(func, frame)
+    }
+
+    /// A call with positional arguments only, evaluated straight into the new frame's
+    /// slots (the common case in loops: no argument vector, no keyword matching).
+    pub fn call_positional(&mut self, func: &Function, args: &[Arg], env: &Env) -> PyResult<Value> {
+        let def = &func.def;
+        if self.depth >= RECURSION_LIMIT {
+            return Err(PyErr::new(
+                "RecursionError",
+                "maximum recursion depth exceeded",
+            ));
+        }
+        let frame = Frame::new(def.nlocals, func.closure.clone());
+        for (i, a) in args.iter().enumerate() {
+            let Arg::Pos(e) = a else {
+                return Err(PyErr::type_error("positional arguments expected"));
+            };
+            let v = self.eval(e, env)?;
+            let slot = def.params[i].slot as usize;
+            frame.slots.borrow_mut()[slot] = Some(v);
+        }
+        if args.len() < def.params.len() {
+            let mut slots = frame.slots.borrow_mut();
+            for (p, d) in def.params.iter().zip(func.defaults.iter()).skip(args.len()) {
+                match d {
+                    Some(d) => slots[p.slot as usize] = Some(d.clone()),
+                    None => {
+                        // Let the general binder word the missing-argument error.
+                        let given: Vec<Value> = (0..args.len())
+                            .filter_map(|i| slots[def.params[i].slot as usize].clone())
+                            .collect();
+                        drop(slots);
+                        return self.call_function(func, Args::new(given), None);
+                    }
+                }
+            }
+        }
+        self.run_function(func, frame)
+    }
+
+    fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
+        let def = func.def.clone();
         let env = Env {
             frame: Some(frame),
             class_ns: None,
             line: std::cell::Cell::new(0),
-            owner: func.attrs.borrow().get("__class__").cloned(),
+            owner: func.owner.borrow().clone(),
         };
         self.depth += 1;
         if def.is_generator {
@@ -149,11 +192,7 @@ impl Vm<'_> {
         let def = &func.def;
         let name = &def.name;
         let mut slots = frame.slots.borrow_mut();
-        let npos = def
-            .params
-            .iter()
-            .filter(|p| p.kind == ParamKind::Normal)
-            .count();
+        let npos = def.npos;
         let mut extra = vec![];
         for (i, v) in args.pos.into_iter().enumerate() {
             if i < npos {

@@ -356,6 +356,7 @@ impl Converter {
         Rc::new(FuncDef {
             name: Rc::from(name),
             params,
+            npos,
             vararg,
             kwarg,
             nlocals,

@@ -277,7 +277,35 @@ impl Vm<'_> {
             }
         }
         // Method calls on builtin containers skip building a bound-method object.
+        if let Expr::Attr(obj, name) = f {
+            let o = self.eval(obj, env)?;
+            if matches!(o, Value::List(_) | Value::Dict(_) | Value::Str(_)) {
+                let a = self.eval_args(args, env)?;
+                return self.call_method(&o, name, a);
+            }
+            let fv = self.get_attr(&o, name)?;
+            let a = self.eval_args(args, env)?;
+            return self.call_value(&fv, a);
+        }
         let fv = self.eval(f, env)?;
+        if let Value::Obj(o) = &fv {
+            if let Some(func) = o.as_any().downcast_ref::<Function>() {
+                let d = &func.def;
+                if args.len() <= d.npos
+                    && d.vararg.is_none()
+                    && d.kwarg.is_none()
+                    && !d.is_generator
+                    && args.iter().all(|a| matches!(a, Arg::Pos(_)))
+                {
+                    return self.call_positional(func, args, env);
+                }
+            }
+        }
+        let a = self.eval_args(args, env)?;
+        self.call_value(&fv, a)
+    }
+
+    fn eval_args(&mut self, args: &[Arg], env: &Env) -> PyResult<Args> {
         let mut a = Args::default();
         for arg in args {
             match arg {
@@ -299,7 +327,7 @@ impl Vm<'_> {
                 }
             }
         }
-        self.call_value(&fv, a)
+        Ok(a)
     }
 
     pub fn make_function(&mut self, def: &Rc<FuncDef>, env: &Env) -> PyResult<Value> {
@@ -317,6 +345,7 @@ impl Vm<'_> {
             closure: env.frame.clone(),
             qualname,
             attrs: Default::default(),
+            owner: Default::default(),
         })))
     }
 

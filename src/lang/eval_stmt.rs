@@ -40,8 +40,13 @@ impl Vm<'_> {
             }
             StmtKind::Assign(targets, value) => {
                 let v = self.eval(value, env)?;
-                for t in targets {
-                    self.assign(t, v.clone(), env)?;
+                match targets.as_slice() {
+                    [t] => self.assign(t, v, env)?,
+                    many => {
+                        for t in many {
+                            self.assign(t, v.clone(), env)?;
+                        }
+                    }
                 }
             }
             StmtKind::AugAssign(target, op, value) => self.aug_assign(target, *op, value, env)?,
@@ -345,11 +350,11 @@ impl Vm<'_> {
             let mut d = c.dict.borrow_mut();
             for (_, v) in d.iter_mut() {
                 if let Some(f) = v.downcast::<Function>() {
-                    f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                    *f.owner.borrow_mut() = Some(cls.clone());
                 }
                 if let Some(w) = v.downcast::<super::builtins_obj::Wrapper>() {
                     if let Some(f) = w.func.downcast::<Function>() {
-                        f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                        *f.owner.borrow_mut() = Some(cls.clone());
                     }
                 }
             }

@@ -137,6 +137,14 @@ impl Vm<'_> {
     }
 }
 
+impl Vm<'_> {
+    /// `KeyError(key)` as Python raises it: the instance holds the key itself.
+    pub fn key_error(&mut self, key: &Value) -> PyErr {
+        let cls = self.exc_class("KeyError");
+        self.err_from_instance(exc_instance(cls, vec![key.clone()]))
+    }
+}
+
 pub fn exc_instance(cls: Value, args: Vec<Value>) -> Value {
     let mut attrs = IndexMap::new();
     attrs.insert("args".to_string(), Value::tuple(args));

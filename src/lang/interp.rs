@@ -39,7 +39,7 @@ impl Interpreter {
         let builtins = super::builtins::make_builtins(&exc);
         Interpreter {
             core: Core {
-                globals: Rc::new(RefCell::new(IndexMap::new())),
+                globals: Rc::new(RefCell::new(IndexMap::default())),
                 builtins,
                 interrupt,
                 loader: modules,

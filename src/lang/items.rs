@@ -70,8 +70,7 @@ impl Vm<'_> {
                 if let Some(x) = d.borrow().get(k)? {
                     return Ok(x);
                 }
-                let r = self.repr_of(k)?;
-                return Err(PyErr::key_error(r));
+                return Err(self.key_error(k));
             }
             (Value::Str(s), Value::Int(i)) => {
                 let n = s.chars().count();
@@ -236,7 +235,7 @@ impl Vm<'_> {
             }
             (Value::Dict(d), _) => match d.borrow_mut().remove(k)? {
                 Some(_) => Ok(()),
-                None => Err(PyErr::key_error(self.repr_of(k)?)),
+                None => Err(self.key_error(k)),
             },
             _ => {
                 if o.downcast::<Instance>().is_some() {

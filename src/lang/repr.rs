@@ -177,6 +177,18 @@ impl Vm<'_> {
                         std::rc::Rc::as_ptr(o) as *const u8 as usize
                     ));
                 }
+                if self.pretty_types {
+                    if let Some(t) = any.downcast_ref::<BuiltinType>() {
+                        return Ok(t.name.to_string());
+                    }
+                    if let Some(c) = any.downcast_ref::<Class>() {
+                        return Ok(if c.builtin {
+                            c.name.clone()
+                        } else {
+                            format!("{}.{}", c.module, c.name)
+                        });
+                    }
+                }
                 if let Some(b) = any.downcast_ref::<BoundMethod>() {
                     let f = b.func.clone();
                     let fname = self

@@ -55,6 +55,8 @@ pub struct Function {
     pub closure: Option<Rc<Frame>>,
     pub qualname: String,
     pub attrs: RefCell<IndexMap<String, Value>>,
+    /// The class whose body defined this function, for zero-argument `super()`.
+    pub owner: RefCell<Option<Value>>,
 }
 
 impl Object for Function {

@@ -78,11 +78,7 @@ impl Scope {
             RS::ClassDef(c) => self.bind(c.name.id.as_str()),
             RS::Assign(a) => a.targets.iter().for_each(|t| self.scan_target(t)),
             RS::AugAssign(a) => self.scan_target(&a.target),
-            RS::AnnAssign(a) => {
-                if a.value.is_some() {
-                    self.scan_target(&a.target)
-                }
-            }
+            RS::AnnAssign(a) if a.value.is_some() => self.scan_target(&a.target),
             RS::For(f) => {
                 self.scan_target(&f.target);
                 self.scan(&f.body);

@@ -20,14 +20,39 @@ use super::ModuleLoader;
 use crate::display::MimeBundle;
 use crate::session::{HistoryEntry, Output, Sink, StreamName};
 
-pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value>>>;
+pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value, FastHash>>>;
+
+/// FNV-1a: names are short and come from the cell's own source, so a fast unkeyed hash
+/// is the right trade for the global and builtin lookups made on every name access.
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub type FastHash = std::hash::BuildHasherDefault<Fnv>;
 
 /// The Python-visible recursion limit; the session thread's large stack holds far more.
 pub const RECURSION_LIMIT: usize = 1000;
 
 pub struct Core {
     pub globals: Globals,
-    pub builtins: HashMap<String, Value>,
+    pub builtins: HashMap<String, Value, FastHash>,
     pub interrupt: Arc<AtomicBool>,
     pub loader: ModuleLoader,
     pub modules: HashMap<String, Value>,
@@ -74,6 +99,8 @@ pub struct Vm<'a> {
     pub tick: u32,
     /// Exceptions being handled (innermost last), for a bare `raise`.
     pub handling: Vec<PyErr>,
+    /// Set while IPython's pretty printer runs: classes print as bare names.
+    pub pretty_types: bool,
 }
 
 impl<'a> Vm<'a> {
@@ -91,6 +118,7 @@ impl<'a> Vm<'a> {
             file,
             tick: 0,
             handling: vec![],
+            pretty_types: false,
         }
     }
 

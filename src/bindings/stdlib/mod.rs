@@ -1,0 +1,296 @@
+//! The `os`, `os.path` and `pathlib` modules: the file-system basics notebooks use to
+//! find data and save models (getcwd, listdir, makedirs, environ, path joins and tests,
+//! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`). Plain wrappers
+//! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
+
+mod pathlib;
+
+use std::path::Path as StdPath;
+
+use pathlib::{pathlib_module, PyPath};
+
+use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
+
+pub(crate) fn io_err(e: std::io::Error, path: &str) -> PyErr {
+    let name = match e.kind() {
+        std::io::ErrorKind::NotFound => "FileNotFoundError",
+        std::io::ErrorKind::PermissionDenied => "PermissionError",
+        std::io::ErrorKind::AlreadyExists => "FileExistsError",
+        _ => "OSError",
+    };
+    let code = e.raw_os_error().unwrap_or(0);
+    let msg = e.to_string();
+    let msg = msg.split(" (os error").next().unwrap_or(&msg).to_string();
+    PyErr::new(name, format!("[Errno {code}] {msg}: '{path}'"))
+}
+
+/// A path argument: a `str` or a `Path`.
+pub(crate) fn path_arg(v: Option<&Value>, func: &str) -> PyResult<String> {
+    match v {
+        Some(Value::Str(s)) => Ok(s.to_string()),
+        Some(v) => match v.downcast::<PyPath>() {
+            Some(p) => Ok(p.0.to_string_lossy().into_owned()),
+            None => Err(PyErr::type_error(format!(
+                "{func}: path should be string or PathLike, not {}",
+                v.type_name()
+            ))),
+        },
+        None => Err(PyErr::type_error(format!(
+            "{func}() missing required argument 'path'"
+        ))),
+    }
+}
+
+fn f(
+    name: &str,
+    doc: &str,
+    body: impl Fn(&Args, &mut dyn Ctx) -> PyResult<Value> + 'static,
+) -> Value {
+    NativeFn::value(name, doc, body)
+}
+
+pub(crate) fn split_ext(p: &str) -> (String, String) {
+    let base_start = p.rfind('/').map(|i| i + 1).unwrap_or(0);
+    let base = &p[base_start..];
+    let trimmed = base.trim_start_matches('.');
+    let lead = base.len() - trimmed.len();
+    match trimmed.rfind('.') {
+        Some(i) => {
+            let cut = base_start + lead + i;
+            (p[..cut].to_string(), p[cut..].to_string())
+        }
+        None => (p.to_string(), String::new()),
+    }
+}
+
+fn join(parts: &[String]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        if p.starts_with('/') || out.is_empty() {
+            out = p.clone();
+        } else if out.ends_with('/') {
+            out.push_str(p);
+        } else {
+            out.push('/');
+            out.push_str(p);
+        }
+    }
+    out
+}
+
+fn path_module() -> Value {
+    NativeModule::new("posixpath", "Common pathname manipulations.")
+        .with(
+            "join",
+            f("join", "join(a, *p)\nJoin path components.", |a, _| {
+                let parts = a
+                    .pos
+                    .iter()
+                    .map(|v| path_arg(Some(v), "join"))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(Value::from(join(&parts)))
+            }),
+        )
+        .with(
+            "exists",
+            f("exists", "exists(path)", |a, _| {
+                Ok(Value::Bool(
+                    StdPath::new(&path_arg(a.pos.first(), "exists")?).exists(),
+                ))
+            }),
+        )
+        .with(
+            "isfile",
+            f("isfile", "isfile(path)", |a, _| {
+                Ok(Value::Bool(
+                    StdPath::new(&path_arg(a.pos.first(), "isfile")?).is_file(),
+                ))
+            }),
+        )
+        .with(
+            "isdir",
+            f("isdir", "isdir(path)", |a, _| {
+                Ok(Value::Bool(
+                    StdPath::new(&path_arg(a.pos.first(), "isdir")?).is_dir(),
+                ))
+            }),
+        )
+        .with(
+            "basename",
+            f("basename", "basename(p)", |a, _| {
+                let p = path_arg(a.pos.first(), "basename")?;
+                Ok(Value::str(p.rsplit('/').next().unwrap_or("")))
+            }),
+        )
+        .with(
+            "dirname",
+            f("dirname", "dirname(p)", |a, _| {
+                let p = path_arg(a.pos.first(), "dirname")?;
+                Ok(Value::str(match p.rfind('/') {
+                    Some(0) => "/",
+                    Some(i) => &p[..i],
+                    None => "",
+                }))
+            }),
+        )
+        .with(
+            "splitext",
+            f("splitext", "splitext(p)", |a, _| {
+                let (r, e) = split_ext(&path_arg(a.pos.first(), "splitext")?);
+                Ok(Value::tuple(vec![Value::from(r), Value::from(e)]))
+            }),
+        )
+        .with(
+            "abspath",
+            f("abspath", "abspath(path)", |a, _| {
+                let p = path_arg(a.pos.first(), "abspath")?;
+                let cwd = std::env::current_dir().map_err(|e| io_err(e, "."))?;
+                Ok(Value::from(normalize(&cwd.join(p).to_string_lossy())))
+            }),
+        )
+        .with(
+            "getsize",
+            f("getsize", "getsize(filename)", |a, _| {
+                let p = path_arg(a.pos.first(), "getsize")?;
+                let m = std::fs::metadata(&p).map_err(|e| io_err(e, &p))?;
+                Ok(Value::Int(m.len() as i64))
+            }),
+        )
+        .with("sep", Value::str("/"))
+        .into_value()
+}
+
+/// Removes `.` and `..` components, as `os.path.abspath` does.
+pub(crate) fn normalize(p: &str) -> String {
+    let mut parts: Vec<&str> = vec![];
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn environ() -> Value {
+    let mut d = crate::lang::Dict::default();
+    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    vars.sort();
+    for (k, v) in vars {
+        d.insert_str(&k, Value::from(v));
+    }
+    Value::Dict(std::rc::Rc::new(std::cell::RefCell::new(d)))
+}
+
+fn os_module() -> Value {
+    NativeModule::new(
+        "os",
+        "Operating system interfaces: files, directories, environment.",
+    )
+    .with("path", path_module())
+    .with("sep", Value::str("/"))
+    .with("name", Value::str("posix"))
+    .with("environ", environ())
+    .with(
+        "getcwd",
+        f(
+            "getcwd",
+            "getcwd()\nReturn the current working directory.",
+            |_, _| {
+                let d = std::env::current_dir().map_err(|e| io_err(e, "."))?;
+                Ok(Value::from(d.to_string_lossy().into_owned()))
+            },
+        ),
+    )
+    .with(
+        "chdir",
+        f("chdir", "chdir(path)", |a, _| {
+            let p = path_arg(a.pos.first(), "chdir")?;
+            std::env::set_current_dir(&p).map_err(|e| io_err(e, &p))?;
+            Ok(Value::None)
+        }),
+    )
+    .with(
+        "listdir",
+        f(
+            "listdir",
+            "listdir(path='.')\nNames of the entries in a directory.",
+            |a, _| {
+                let p = match a.pos.first() {
+                    Some(v) => path_arg(Some(v), "listdir")?,
+                    None => ".".into(),
+                };
+                let mut names = vec![];
+                for e in std::fs::read_dir(&p).map_err(|e| io_err(e, &p))? {
+                    let e = e.map_err(|e| io_err(e, &p))?;
+                    names.push(Value::from(e.file_name().to_string_lossy().into_owned()));
+                }
+                Ok(Value::list(names))
+            },
+        ),
+    )
+    .with(
+        "makedirs",
+        f("makedirs", "makedirs(name, exist_ok=False)", |a, _| {
+            let s = a.bind("makedirs", &["name", "mode", "exist_ok"], 1)?;
+            let p = path_arg(s[0].as_ref(), "makedirs")?;
+            let exist_ok = matches!(s[2], Some(Value::Bool(true)));
+            if StdPath::new(&p).exists() && !exist_ok {
+                return Err(PyErr::new(
+                    "FileExistsError",
+                    format!("[Errno 17] File exists: '{p}'"),
+                ));
+            }
+            std::fs::create_dir_all(&p).map_err(|e| io_err(e, &p))?;
+            Ok(Value::None)
+        }),
+    )
+    .with(
+        "mkdir",
+        f("mkdir", "mkdir(path)", |a, _| {
+            let p = path_arg(a.pos.first(), "mkdir")?;
+            std::fs::create_dir(&p).map_err(|e| io_err(e, &p))?;
+            Ok(Value::None)
+        }),
+    )
+    .with(
+        "remove",
+        f("remove", "remove(path)", |a, _| {
+            let p = path_arg(a.pos.first(), "remove")?;
+            std::fs::remove_file(&p).map_err(|e| io_err(e, &p))?;
+            Ok(Value::None)
+        }),
+    )
+    .with(
+        "getenv",
+        f("getenv", "getenv(key, default=None)", |a, _| {
+            let k = path_arg(a.pos.first(), "getenv")?;
+            Ok(match std::env::var(&k) {
+                Ok(v) => Value::from(v),
+                Err(_) => a.pos.get(1).cloned().unwrap_or(Value::None),
+            })
+        }),
+    )
+    .with(
+        "cpu_count",
+        f("cpu_count", "cpu_count()", |_, _| {
+            Ok(Value::Int(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1) as i64,
+            ))
+        }),
+    )
+    .into_value()
+}
+
+pub fn module(name: &str, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+    Ok(match name {
+        "os" => os_module(),
+        "os.path" => path_module(),
+        _ => pathlib_module(),
+    })
+}
