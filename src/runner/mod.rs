@@ -245,7 +245,8 @@ pub fn exec_script(path: &Path) -> Result<i32, RunnerError> {
     let request = ExecuteRequest {
         code,
         silent: false,
-        store_history: false,
+        // Stored, so tracebacks name the script's code `Cell In[1]` rather than `In[0]`.
+        store_history: true,
         allow_stdin: true,
         user_expressions: vec![],
     };

@@ -1,0 +1,169 @@
+//! A small notebook run end to end through the interpreter: stdout merged into one stream,
+//! a figure shown by `plt.show()` as a PNG, a display updated in place, the execute result
+//! with its count, and a failing cell that stops the run (or not, with `allow_errors`).
+
+use std::path::{Path, PathBuf};
+
+use mirror_kernel::runner::{exec_script, run_notebook, RunnerError};
+use serde_json::{json, Value};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mk-e2e-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_notebook(path: &Path, sources: &[&str]) {
+    let cells: Vec<Value> = sources
+        .iter()
+        .map(|s| json!({"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": null}))
+        .collect();
+    let nb = json!({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": cells});
+    std::fs::write(path, serde_json::to_string_pretty(&nb).unwrap()).unwrap();
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn notebook_outputs_have_jupyters_shape() {
+    let dir = temp_dir("nb");
+    let input = dir.join("lesson.ipynb");
+    let saved = dir.join("bars.png");
+    let cell2 = format!(
+        "h = display(HTML('<b>epoch 1</b>'), display_id=True)\n\
+         h.update(HTML('<b>epoch 2</b>'))\n\
+         fig, axes = plt.subplots(1, 2, figsize=(4, 2))\n\
+         axes[0].bar([1, 2, 3], [3, 1, 2])\n\
+         axes[1].hist([1, 2, 2, 3], bins=3)\n\
+         fig.savefig({:?})\n\
+         plt.close('all')\n\
+         6 * 7",
+        saved.to_str().unwrap()
+    );
+    write_notebook(
+        &input,
+        &[
+            "import matplotlib.pyplot as plt\nfrom IPython.display import display, HTML\nprint('hello')\nprint('world')\nplt.plot([1, 4, 9], 'o-')\nplt.show()",
+            &cell2,
+            "1 / 0",
+            "print('not reached')",
+        ],
+    );
+    let err = run_notebook(&input, None, false, None, false).unwrap_err();
+    let RunnerError::CellFailed {
+        cell,
+        ename,
+        written,
+        ..
+    } = err
+    else {
+        panic!("expected a failing cell, got {err:?}")
+    };
+    assert_eq!((cell, ename.as_str()), (2, "ZeroDivisionError"));
+    assert_eq!(written, dir.join("lesson.nbconvert.ipynb"));
+    let nb = read(&written);
+    let cells = nb["cells"].as_array().unwrap();
+    let out0 = cells[0]["outputs"].as_array().unwrap();
+    assert_eq!(
+        out0[0],
+        json!({"output_type": "stream", "name": "stdout", "text": "hello\nworld\n"})
+    );
+    assert_eq!(out0[1]["output_type"], "display_data");
+    assert_eq!(
+        out0[1]["data"]["text/plain"],
+        "<Figure size 640x480 with 1 Axes>"
+    );
+    assert!(out0[1]["data"]["image/png"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
+    let out1 = cells[1]["outputs"].as_array().unwrap();
+    assert_eq!(out1.len(), 2);
+    assert_eq!(out1[0]["data"]["text/html"], "<b>epoch 2</b>");
+    assert_eq!(
+        out1[1],
+        json!({"output_type": "execute_result", "execution_count": 2, "data": {"text/plain": "42"}, "metadata": {}})
+    );
+    assert_eq!(cells[1]["execution_count"], 2);
+    assert_eq!(cells[2]["outputs"][0]["ename"], "ZeroDivisionError");
+    assert!(
+        cells[3]["outputs"].as_array().unwrap().is_empty(),
+        "the run stops at the error"
+    );
+    let png = std::fs::read(&saved).unwrap();
+    let info = png::Decoder::new(png.as_slice()).read_info().unwrap();
+    assert_eq!((info.info().width, info.info().height), (400, 200));
+
+    // With allow_errors every cell runs, and in place the input itself is rewritten.
+    let summary = run_notebook(&input, None, true, None, true).unwrap();
+    assert_eq!(summary.output, input);
+    assert_eq!(summary.cells_run, 4);
+    assert_eq!(summary.errors, vec![(2, "ZeroDivisionError".to_string())]);
+    let nb = read(&input);
+    assert_eq!(nb["cells"][3]["outputs"][0]["text"], "not reached\n");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_cell_past_its_timeout_is_interrupted() {
+    let dir = temp_dir("timeout");
+    let input = dir.join("slow.ipynb");
+    write_notebook(
+        &input,
+        &["n = 0\nwhile True:\n    n += 1", "print('after')"],
+    );
+    let out = dir.join("out.ipynb");
+    let t = std::time::Duration::from_millis(300);
+    let err = run_notebook(&input, Some(&out), false, Some(t), false).unwrap_err();
+    assert!(
+        matches!(err, RunnerError::CellFailed { cell: 0, ref ename, .. } if ename == "KeyboardInterrupt"),
+        "{err:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn scripts_report_their_status() {
+    let dir = temp_dir("exec");
+    let ok = dir.join("ok.py");
+    std::fs::write(&ok, "total = sum(range(10))\nprint('total', total)\n").unwrap();
+    assert_eq!(exec_script(&ok).unwrap(), 0);
+    let bad = dir.join("bad.py");
+    std::fs::write(&bad, "raise ValueError('nope')\n").unwrap();
+    assert_eq!(exec_script(&bad).unwrap(), 1);
+    assert!(matches!(
+        exec_script(&dir.join("missing.py")),
+        Err(RunnerError::Read { .. })
+    ));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn numpy_arrays_plot_like_lists() {
+    let dir = temp_dir("np");
+    let input = dir.join("arrays.ipynb");
+    let png = dir.join("digits.png");
+    let cell = format!(
+        "import numpy as np\n\
+         import matplotlib.pyplot as plt\n\
+         x = np.linspace(0, 10, 50)\n\
+         fig, axes = plt.subplots(1, 2, figsize=(6, 3), dpi=50)\n\
+         axes[0].imshow(np.arange(784).reshape(28, 28) / 784.0, cmap='gray')\n\
+         axes[1].plot(x, np.sin(x), 'r--')\n\
+         counts, edges, _ = axes[1].hist(np.array([1.0, 2.0, 2.0, 3.0]), bins=2)\n\
+         fig.savefig({:?})\n\
+         print(counts, len(edges))\n\
+         plt.close(fig)",
+        png.to_str().unwrap()
+    );
+    write_notebook(&input, &[&cell]);
+    run_notebook(&input, None, true, None, false).unwrap();
+    let nb = read(&input);
+    assert_eq!(nb["cells"][0]["outputs"][0]["text"], "[1.0, 3.0] 3\n");
+    let bytes = std::fs::read(&png).unwrap();
+    let info = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+    assert_eq!((info.info().width, info.info().height), (300, 150));
+    std::fs::remove_dir_all(&dir).ok();
+}
