@@ -247,3 +247,27 @@ def test_display_ids_and_transient(kernel):
     assert shown[0]["content"]["transient"]["display_id"]
     assert updated[0]["content"]["transient"] == shown[0]["content"]["transient"]
     assert shown[1]["content"].get("transient", {}) == {}
+
+
+def test_sigint_interrupts_a_busy_cell_like_a_message(kernel):
+    km, kc = kernel
+    busy = kc.execute("while True:\n    pass")
+    time.sleep(0.5)
+    os.kill(km.provisioner.process.pid, signal.SIGINT)
+    reply = reply_to(kc, busy, timeout=10)
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    assert km.is_alive()
+    content, msgs = run(kc, "print('alive')")
+    assert stdout_of(msgs) == "alive\n"
+
+
+def test_history_lists_this_sessions_cells(kernel):
+    _, kc = kernel
+    run(kc, "first = 1")
+    run(kc, "second = 2")
+    run(kc, "not_stored = 3", store_history=False)
+    reply = reply_to(kc, kc.history(hist_access_type="tail", n=10, output=False, raw=True))
+    inputs = [entry[2] for entry in reply["content"]["history"]]
+    assert inputs == ["first = 1", "second = 2"]
+    reply = reply_to(kc, kc.history(hist_access_type="search", pattern="sec*", output=False, raw=True))
+    assert [entry[2] for entry in reply["content"]["history"]] == ["second = 2"]
