@@ -408,6 +408,12 @@ impl Vm<'_> {
             "__yield__" => {
                 let v = a.pos.first().cloned().unwrap_or(Value::None);
                 match self.yields.last_mut() {
+                    // Generators run eagerly: an endless one ends here, not in an abort.
+                    Some(y) if y.len() as i64 >= super::ops::MAX_ITEMS => {
+                        return Err(PyErr::memory_error(
+                            "generator produced too many values (generators run to completion in this kernel)",
+                        ))
+                    }
                     Some(y) => y.push(v),
                     None => return Err(PyErr::new("SyntaxError", "'yield' outside function")),
                 }

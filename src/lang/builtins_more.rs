@@ -12,7 +12,6 @@ use super::object::Args;
 use super::runtime::*;
 use super::value::{Dict, HashKey, Value};
 use super::vm::Vm;
-use crate::session::StreamName;
 
 fn kw<'a>(a: &'a Args, name: &str) -> Option<&'a Value> {
     a.kw.iter().find(|(k, _)| k == name).map(|(_, v)| v)
@@ -132,9 +131,10 @@ impl Vm<'_> {
             },
             "globals" | "locals" => self.globals_dict(),
             "help" => {
+                // As in IPython, help text goes to the front end's pager.
                 if let Some(v) = a.pos.first() {
                     let text = super::help::help_text(self, v)?;
-                    self.write(StreamName::Stdout, &format!("{text}\n"));
+                    self.pager.push(crate::display::plain(text));
                 }
                 Value::None
             }

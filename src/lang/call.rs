@@ -178,7 +178,7 @@ impl Vm<'_> {
                     0,
                     TbFrame {
                         file: def.src.file.clone(),
-                        function: Some(def.name.to_string()),
+                        function: Some(signature(&def)),
                         line: line as usize,
                         source,
                     },
@@ -326,4 +326,32 @@ impl Vm<'_> {
             .ok_or_else(|| PyErr::runtime_error("super(): no arguments"))?;
         Ok(Value::Obj(Rc::new(Super { owner, this })))
     }
+}
+
+/// `f(a, b=1, *args, **kw)`: how IPython names a function in a traceback frame.
+fn signature(def: &super::ast::FuncDef) -> String {
+    let mut parts: Vec<String> = vec![];
+    for (i, p) in def.params.iter().enumerate() {
+        if i == def.npos {
+            if let Some((v, _)) = &def.vararg {
+                parts.push(format!("*{v}"));
+            } else {
+                parts.push("*".into());
+            }
+        }
+        parts.push(if p.default.is_some() {
+            format!("{}=...", p.name)
+        } else {
+            p.name.to_string()
+        });
+    }
+    if def.npos == def.params.len() {
+        if let Some((v, _)) = &def.vararg {
+            parts.push(format!("*{v}"));
+        }
+    }
+    if let Some((k, _)) = &def.kwarg {
+        parts.push(format!("**{k}"));
+    }
+    format!("{}({})", def.name, parts.join(", "))
 }

@@ -230,6 +230,10 @@ impl Vm<'_> {
                 self.store_name(n, v.clone(), env)?;
                 Ok(v)
             }
+            Expr::Unsupported("integers beyond 64 bits") => Err(PyErr::new(
+                "OverflowError",
+                "int literal too large for this kernel's 64-bit int",
+            )),
             Expr::Unsupported(what) => Err(PyErr::not_implemented(format!(
                 "{what} is not supported by this kernel"
             ))),

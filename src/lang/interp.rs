@@ -13,6 +13,7 @@ use ruff_python_parser::{Mode, ParseOptions};
 use super::ast::{Expr, Source, StmtKind};
 use super::convert::Converter;
 use super::exc::{Frame, PyErr};
+use super::traceback::error_info;
 use super::vm::{Core, Env, Vm};
 use super::ModuleLoader;
 use crate::display::MimeBundle;
@@ -49,6 +50,7 @@ impl Interpreter {
                 history: vec![],
                 exc_classes: exc,
                 hidden: vec![],
+                sources: Default::default(),
             },
         }
     }
@@ -135,6 +137,7 @@ fn run_cell(vm: &mut Vm, code: &str, silent: bool) -> Result<(), ErrorInfo> {
     let Some(module) = parsed.try_into_module() else {
         return Ok(());
     };
+    vm.core.sources.insert(file.clone(), src.clone());
     let mut conv = Converter::new(&code, src.clone());
     let body = conv.body(module.suite());
     let env = Env::top();
@@ -187,40 +190,6 @@ fn show_result(vm: &mut Vm, v: super::value::Value) -> Result<(), PyErr> {
         metadata: Default::default(),
     });
     Ok(())
-}
-
-/// The IPython-style rendering of an uncaught exception.
-pub fn error_info(vm: &mut Vm, e: PyErr) -> ErrorInfo {
-    let ename = e.type_name().to_string();
-    let evalue = e.message().to_string();
-    let mut tb = vec![
-        "\u{1b}[0;31m---------------------------------------------------------------------------\u{1b}[0m".to_string(),
-        format!("\u{1b}[0;31m{ename:<42}\u{1b}[0mTraceback (most recent call last)"),
-    ];
-    let _ = vm;
-    for f in &e.0.traceback {
-        let head = match &f.function {
-            Some(func) => format!("{}, line {}, in {func}()", f.file, f.line),
-            None => format!("{}, line {}", f.file, f.line),
-        };
-        tb.push(format!(
-            "\u{1b}[0;32m{head}\u{1b}[0m\n\u{1b}[0;32m----> {:<2}\u{1b}[0m{}",
-            f.line, f.source
-        ));
-    }
-    for n in &e.0.notes {
-        tb.push(n.clone());
-    }
-    tb.push(if evalue.is_empty() {
-        format!("\u{1b}[0;31m{ename}\u{1b}[0m")
-    } else {
-        format!("\u{1b}[0;31m{ename}\u{1b}[0m: {evalue}")
-    });
-    ErrorInfo {
-        ename,
-        evalue,
-        traceback: tb,
-    }
 }
 
 /// A parse error as IPython shows a `SyntaxError`: the cell line, the source and a caret.

@@ -313,6 +313,9 @@ impl Vm<'_> {
                 if let Some(r) = v.downcast::<Range>() {
                     return Ok(r.len() as usize);
                 }
+                if let Some(dv) = v.downcast::<DictView>() {
+                    return Ok(dv.dict.borrow().len());
+                }
                 if v.downcast::<Instance>().is_some() {
                     if let Some(m) = self.try_attr(v, "__len__")? {
                         let r = self.call_value(&m, Args::default())?;
@@ -395,7 +398,7 @@ impl Vm<'_> {
             _ => {}
         }
         if let Some(s) = v.downcast::<Set>() {
-            return Ok(s.items.borrow().values().cloned().collect());
+            return Ok(s.ordered());
         }
         if let Some(r) = v.downcast::<Range>() {
             let n = r.len();
@@ -403,6 +406,9 @@ impl Vm<'_> {
                 return Err(PyErr::memory_error(""));
             }
             return Ok((0..n).map(|i| Value::Int(r.start + i * r.step)).collect());
+        }
+        if let Some(dv) = v.downcast::<DictView>() {
+            return Ok(dv.values());
         }
         if let Some(s) = v.downcast::<SeqIter>() {
             let i = s.pos.get();

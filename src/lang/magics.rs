@@ -70,23 +70,27 @@ pub fn cell_magic(vm: &mut Vm, name: &str, _arg: &str, body: &str) -> PyResult<(
 }
 
 fn run_snippet(vm: &mut Vm, code: &str) -> PyResult<()> {
+    let body = compile_snippet(vm, code)?;
+    let env = Env::top();
+    vm.exec_block(&body, &env)?;
+    Ok(())
+}
+
+fn compile_snippet(vm: &mut Vm, code: &str) -> PyResult<Vec<super::ast::Stmt>> {
     let parsed = ruff_python_parser::parse(
         code,
         ruff_python_parser::ParseOptions::from(ruff_python_parser::Mode::Ipython),
     )
     .map_err(|e| PyErr::new("SyntaxError", super::syntax::message(code, &e)))?;
     let Some(m) = parsed.try_into_module() else {
-        return Ok(());
+        return Ok(vec![]);
     };
     let src = Rc::new(super::ast::Source {
         file: vm.file.clone(),
         lines: code.lines().map(String::from).collect(),
     });
     let mut conv = super::convert::Converter::new(code, src);
-    let body = conv.body(m.suite());
-    let env = Env::top();
-    vm.exec_block(&body, &env)?;
-    Ok(())
+    Ok(conv.body(m.suite()))
 }
 
 fn shell(vm: &mut Vm, cmd: &str) -> PyResult<()> {
@@ -139,20 +143,7 @@ impl Vm<'_> {
                 );
                 r
             }
-            "timeit" => {
-                let t = Instant::now();
-                let mut n = 0u64;
-                while n < 1000 && (n < 1 || t.elapsed().as_secs_f64() < 0.5) {
-                    run_snippet(self, arg)?;
-                    n += 1;
-                }
-                let per = t.elapsed().as_secs_f64() / n as f64;
-                self.write(
-                    StreamName::Stdout,
-                    &format!("{} per loop (mean of {n} loops)\n", fmt_time(per)),
-                );
-                Ok(())
-            }
+            "timeit" => self.timeit(arg),
             "who" | "whos" => {
                 let names: Vec<(String, Value)> = self
                     .core
@@ -231,6 +222,46 @@ impl Vm<'_> {
                 format!("Line magic function `%{name}` not found."),
             )),
         }
+    }
+
+    /// `%timeit stmt`: like IPython, picks a loop count that takes at least 0.2 s, runs
+    /// seven repeats and reports their mean and standard deviation per loop.
+    fn timeit(&mut self, code: &str) -> PyResult<()> {
+        let body = compile_snippet(self, code)?;
+        let env = Env::top();
+        let run = |vm: &mut Self, loops: u64| -> PyResult<f64> {
+            let t = Instant::now();
+            for _ in 0..loops {
+                vm.exec_block(&body, &env)?;
+            }
+            Ok(t.elapsed().as_secs_f64())
+        };
+        let mut loops: u64 = 1;
+        while run(self, loops)? < 0.2 && loops < 10_000_000 {
+            loops *= 10;
+        }
+        let mut per = vec![];
+        for _ in 0..7 {
+            per.push(run(self, loops)? / loops as f64);
+        }
+        let mean = per.iter().sum::<f64>() / per.len() as f64;
+        let sd = (per.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / per.len() as f64).sqrt();
+        let digits = loops.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        let plural = if loops == 1 { "" } else { "s" };
+        let text = format!(
+            "{} ± {} per loop (mean ± std. dev. of 7 runs, {grouped} loop{plural} each)\n",
+            fmt_time(mean),
+            fmt_time(sd)
+        );
+        self.write(StreamName::Stdout, &text);
+        Ok(())
     }
 
     fn show(&mut self, v: Value) -> PyResult<()> {

@@ -31,14 +31,14 @@ fn no_method(v: &Value, name: &str) -> PyErr {
 impl Vm<'_> {
     pub fn dict_method(&mut self, d: &Rc<RefCell<Dict>>, name: &str, a: Args) -> PyResult<Value> {
         Ok(match name {
-            "keys" => Value::list(d.borrow().items().map(|(k, _)| k.clone()).collect()),
-            "values" => Value::list(d.borrow().items().map(|(_, v)| v.clone()).collect()),
-            "items" => Value::list(
-                d.borrow()
-                    .items()
-                    .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
-                    .collect(),
-            ),
+            "keys" | "values" | "items" => Value::Obj(Rc::new(super::runtime::DictView {
+                dict: d.clone(),
+                kind: match name {
+                    "keys" => "keys",
+                    "values" => "values",
+                    _ => "items",
+                },
+            })),
             "get" => d
                 .borrow()
                 .get(need(&a, 0, name)?)?

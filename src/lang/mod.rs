@@ -43,6 +43,7 @@ mod repr;
 mod runtime;
 mod scope;
 mod syntax;
+mod traceback;
 mod types;
 mod vm;
 

@@ -9,8 +9,10 @@ use super::runtime::{Instance, Set};
 use super::value::Value;
 use super::vm::Vm;
 
-/// The largest container the interpreter builds by repetition; beyond it, `MemoryError`.
-pub const MAX_ITEMS: i64 = 1 << 28;
+/// The largest container the interpreter builds (by repetition, appends, collecting an
+/// iterable or running a generator); beyond it, `MemoryError`. 2^26 values take about
+/// 1.5 GB, a fraction of a workstation's memory; bulk numbers belong in arrays.
+pub const MAX_ITEMS: i64 = 1 << 26;
 
 fn overflow() -> PyErr {
     PyErr::new(

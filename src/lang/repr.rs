@@ -135,7 +135,13 @@ impl Vm<'_> {
             Value::Obj(o) => {
                 let any = o.as_any();
                 if let Some(s) = any.downcast_ref::<Set>() {
-                    let items: Vec<Value> = s.items.borrow().values().cloned().collect();
+                    let mut items: Vec<Value> = s.ordered();
+                    if self.pretty_types {
+                        // IPython's pretty printer shows sets sorted when they can be.
+                        if let Ok(sorted) = self.sort_values(items.clone(), None, false) {
+                            items = sorted;
+                        }
+                    }
                     let name = if s.frozen { "frozenset" } else { "set" };
                     return Ok(if items.is_empty() {
                         format!("{name}()")

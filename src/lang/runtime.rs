@@ -213,6 +213,75 @@ impl Set {
     }
 }
 
+impl Set {
+    /// The members in the order CPython iterates them where that order is predictable:
+    /// non-negative ints sit in the hash-table slot `value & mask`, so they come out by
+    /// slot (sorted, for small values). Other members keep insertion order.
+    pub fn ordered(&self) -> Vec<Value> {
+        let items = self.items.borrow();
+        let ints: Option<Vec<i64>> = items
+            .values()
+            .map(|v| match v {
+                Value::Int(i) if *i >= 0 && *i < (1 << 61) => Some(*i),
+                Value::Bool(b) => Some(*b as i64),
+                _ => None,
+            })
+            .collect();
+        let Some(ints) = ints else {
+            return items.values().cloned().collect();
+        };
+        // Replay CPython's open addressing (hash = value for these ints): 8 slots to
+        // start, nine linear probes then perturbed jumps, and growth when 3/5 full to
+        // the smallest power of two above four times the members.
+        let mut table: Vec<Option<usize>> = vec![None; 8];
+        let mut used = 0usize;
+        for (idx, v) in ints.iter().enumerate() {
+            place(&mut table, *v as u64, idx);
+            used += 1;
+            let mask = table.len() - 1;
+            if used * 5 >= mask * 3 {
+                let want = if used > 50_000 { used * 2 } else { used * 4 };
+                let mut size = 8;
+                while size <= want {
+                    size <<= 1;
+                }
+                let old = std::mem::replace(&mut table, vec![None; size]);
+                for j in old.into_iter().flatten() {
+                    place(&mut table, ints[j] as u64, j);
+                }
+            }
+        }
+        let vals: Vec<Value> = items.values().cloned().collect();
+        table
+            .into_iter()
+            .flatten()
+            .map(|i| vals[i].clone())
+            .collect()
+    }
+}
+
+/// Puts member `idx` with hash `h` where CPython's set would.
+fn place(table: &mut [Option<usize>], h: u64, idx: usize) {
+    let mask = table.len() - 1;
+    let mut perturb = h;
+    let mut i = (h as usize) & mask;
+    loop {
+        let probes = if i + 9 <= mask { 9 } else { 0 };
+        for j in 0..=probes {
+            if table[i + j].is_none() {
+                table[i + j] = Some(idx);
+                return;
+            }
+        }
+        perturb >>= 5;
+        i = (i
+            .wrapping_mul(5)
+            .wrapping_add(1)
+            .wrapping_add(perturb as usize))
+            & mask;
+    }
+}
+
 impl Object for Set {
     fn type_name(&self) -> String {
         if self.frozen { "frozenset" } else { "set" }.into()
@@ -348,6 +417,44 @@ impl Object for Singleton {
     }
     fn hash(&self) -> Option<u64> {
         Some(addr(self))
+    }
+    any_impl!();
+}
+
+/// `dict.keys()`, `dict.values()`, `dict.items()`: live views over the dict.
+pub struct DictView {
+    pub dict: Rc<RefCell<super::value::Dict>>,
+    /// "keys", "values" or "items".
+    pub kind: &'static str,
+}
+
+impl DictView {
+    pub fn values(&self) -> Vec<Value> {
+        let d = self.dict.borrow();
+        match self.kind {
+            "keys" => d.items().map(|(k, _)| k.clone()).collect(),
+            "values" => d.items().map(|(_, v)| v.clone()).collect(),
+            _ => d
+                .items()
+                .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                .collect(),
+        }
+    }
+}
+
+impl Object for DictView {
+    fn type_name(&self) -> String {
+        format!("dict_{}", self.kind)
+    }
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let inner = ctx.repr(&Value::list(self.values()))?;
+        Ok(format!("dict_{}({inner})", self.kind))
+    }
+    fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+        Ok(Some(self.dict.borrow().len()))
+    }
+    fn hash(&self) -> Option<u64> {
+        None
     }
     any_impl!();
 }

@@ -62,6 +62,8 @@ pub struct Core {
     pub exc_classes: HashMap<String, Value>,
     /// Names the kernel itself put in the namespace (hidden from `%who`).
     pub hidden: Vec<String>,
+    /// Each cell's source by its traceback name (`Cell In[3]`), for context lines.
+    pub sources: HashMap<String, Rc<super::ast::Source>>,
 }
 
 /// Where an expression runs: the function frame (none at cell level), the class body
@@ -214,6 +216,12 @@ impl Ctx for Vm<'_> {
         }
     }
     fn check_interrupt(&mut self) -> PyResult<()> {
+        // Natives call this from long loops: a good moment to let buffered prints out.
+        if !(self.out.is_empty() && self.err.is_empty())
+            && self.last_flush.elapsed() > Duration::from_millis(50)
+        {
+            self.flush();
+        }
         if self.core.interrupt.load(Ordering::Relaxed) {
             self.core.interrupt.store(false, Ordering::SeqCst);
             return Err(PyErr::keyboard_interrupt());
