@@ -3,4 +3,44 @@
 //! The only module that knows ZeroMQ or message JSON; it drives a [`Session`] and never
 //! imports the language or the engine.
 //!
+//! Files: [`connection`] reads the connection file, [`sign`] signs and verifies, [`wire`]
+//! turns frames into a [`Message`] and back, [`message`] builds replies from their request,
+//! [`sockets`] owns the ZeroMQ tasks, [`dispatch`] answers requests, [`sink`] turns cell
+//! output into iopub messages, [`kernelspec`] installs the kernel for Jupyter.
+//!
 //! [`Session`]: crate::session::Session
+
+pub mod connection;
+pub mod dispatch;
+pub mod history;
+pub mod kernelspec;
+pub mod message;
+pub mod sign;
+pub mod sink;
+pub mod sockets;
+pub mod wire;
+
+pub use connection::{ConnectionInfo, Transport};
+pub use message::{Header, Message, Parent};
+pub use sign::Signer;
+pub use sockets::run_kernel;
+
+/// Everything that can go wrong while speaking the protocol. None of these reaches a user
+/// cell: a bad message is logged and dropped, a bad connection file stops the kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("connection file: {0}")]
+    Connection(String),
+    #[error("message signature is missing or wrong")]
+    BadSignature,
+    #[error("malformed message: {0}")]
+    Frames(String),
+    #[error("ZeroMQ: {0}")]
+    Zmq(#[from] zeromq::ZmqError),
+    #[error("kernelspec: {0}")]
+    Kernelspec(String),
+}
