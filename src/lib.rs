@@ -19,7 +19,9 @@
 //! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
 //! - [`display`]: MIME bundles, progress bars, summary tables, plots.
 //! - [`runner`]: runs notebooks and scripts without Jupyter.
+//! - [`bench`]: the `mirror-kernel bench` command's measurements.
 
+pub mod bench;
 pub mod bindings;
 pub mod device;
 pub mod display;

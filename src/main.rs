@@ -1,6 +1,6 @@
 //! The `mirror-kernel` command: a thin CLI over the library. `kernel` serves Jupyter,
-//! `install`/`uninstall` manage the kernelspec; `run`, `exec` and `bench` are declared here
-//! and wired to the notebook runner and benchmarks as those land.
+//! `install`/`uninstall` manage the kernelspec, `run` and `exec` execute notebooks and
+//! scripts without Jupyter, and `bench` prints the benchmarks' measured ratios.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use mirror_kernel::protocol::{self, kernelspec};
+use mirror_kernel::runner;
 
 #[derive(Parser)]
 #[command(
@@ -41,12 +42,44 @@ enum Command {
         #[command(flatten)]
         location: LocationArgs,
     },
-    /// Run a notebook without Jupyter and write its outputs back.
-    Run { notebook: PathBuf },
-    /// Run a Python file without Jupyter.
+    /// Run a notebook without Jupyter and write its outputs (nbformat 4.5).
+    Run {
+        notebook: PathBuf,
+        /// Where to write the executed notebook (default: NAME.nbconvert.ipynb beside it).
+        #[arg(long, short = 'o', conflicts_with = "inplace")]
+        output: Option<PathBuf>,
+        /// Overwrite the input notebook.
+        #[arg(long)]
+        inplace: bool,
+        /// Seconds one cell may run before it is interrupted.
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Go on after a failing cell, and exit 0.
+        #[arg(long)]
+        allow_errors: bool,
+    },
+    /// Run a Python file without Jupyter, with terminal output.
     Exec { file: PathBuf },
-    /// Run the benchmarks.
-    Bench,
+    /// Measure the engine and the interpreter; prints ratios, asserts nothing.
+    Bench {
+        #[command(subcommand)]
+        which: Option<BenchWhich>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhich {
+    /// One epoch of the MNIST-sized MLP on 1 and 2 replicas, against this machine's GEMM peak.
+    Train {
+        /// cpu (replicas are threads) or gpu (one replica per CUDA GPU).
+        #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu"])]
+        device: String,
+        /// Samples in the epoch.
+        #[arg(long, default_value_t = mirror_kernel::bench::EPOCH_SAMPLES)]
+        samples: usize,
+    },
+    /// Interpreter overhead against python3 on the same machine.
+    Interp,
 }
 
 #[derive(Args)]
@@ -73,9 +106,26 @@ impl LocationArgs {
     }
 }
 
-fn not_available(what: &str) -> anyhow::Result<ExitCode> {
-    eprintln!("mirror-kernel {what}: not available yet");
-    Ok(ExitCode::from(2))
+fn bench(which: Option<BenchWhich>) -> anyhow::Result<ExitCode> {
+    use mirror_kernel::bench::{self as b, BenchDevice};
+    let run_train = |device: &str, samples: usize| -> anyhow::Result<()> {
+        let device = if device == "gpu" {
+            BenchDevice::Gpu
+        } else {
+            BenchDevice::Cpu
+        };
+        print!("{}", b::train(device, samples).map_err(anyhow::Error::msg)?);
+        Ok(())
+    };
+    match which {
+        Some(BenchWhich::Train { device, samples }) => run_train(&device, samples)?,
+        Some(BenchWhich::Interp) => print!("{}", b::interp()),
+        None => {
+            print!("{}", b::interp());
+            run_train("cpu", b::EPOCH_SAMPLES)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -105,9 +155,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { .. } => not_available("run"),
-        Command::Exec { .. } => not_available("exec"),
-        Command::Bench => not_available("bench"),
+        Command::Run {
+            notebook,
+            output,
+            inplace,
+            timeout,
+            allow_errors,
+        } => {
+            let timeout = timeout.map(std::time::Duration::from_secs);
+            match runner::run_notebook(&notebook, output.as_deref(), inplace, timeout, allow_errors)
+            {
+                Ok(summary) => {
+                    eprintln!(
+                        "ran {} code cells of {} into {}{}",
+                        summary.cells_run,
+                        notebook.display(),
+                        summary.output.display(),
+                        match summary.errors.len() {
+                            0 => String::new(),
+                            n => format!(" ({n} raised)"),
+                        }
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("mirror-kernel run: {e}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        Command::Exec { file } => {
+            let status = runner::exec_script(&file)
+                .with_context(|| format!("running {}", file.display()))?;
+            Ok(ExitCode::from(u8::try_from(status).unwrap_or(1)))
+        }
+        Command::Bench { which } => bench(which),
     }
 }
 
