@@ -16,4 +16,13 @@ pub trait AllReduce: Send + Sync {
 
     /// A short name for reports (`ring`, `nccl`, `gpu-reduce`).
     fn name(&self) -> &'static str;
+
+    /// Called by a replica that failed before reaching the reduction, so that the replicas
+    /// already waiting in it return an error instead of waiting for ever. Only valid while
+    /// the failing replica has not entered the current reduction.
+    fn abort(&self) {}
+
+    /// Makes the reduction usable again after an `abort`; called between steps, when no
+    /// replica is inside it.
+    fn reset(&self) {}
 }

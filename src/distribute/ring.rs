@@ -1,0 +1,352 @@
+//! The CPU all-reduce: a ring over the replica threads' host gradient buffers, in shared
+//! memory. The buffer is cut into N chunks. In the reduce-scatter phase, at each of N-1 steps
+//! every replica adds one chunk of its left neighbour into its own copy; afterwards replica r
+//! holds the complete sum of chunk r+1. In the all-gather phase, at each of N-1 steps every
+//! replica copies one finished chunk from its left neighbour. Steps are separated by a
+//! barrier, and the schedule guarantees that no chunk is read while it is written.
+//!
+//! Each chunk's sum is always accumulated in the same order, so the result is deterministic,
+//! and the all-gather copies bits, so every replica ends with bit-identical values. Buffers
+//! that live on a GPU are staged through the host, which keeps this correct (if slow) for
+//! any device. This file implements the fixed [`AllReduce`] seam and knows nothing of models.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use super::allreduce::AllReduce;
+use crate::device::{Buffer, DResult, DTensor, Device, DeviceError};
+
+/// A reusable barrier for N threads that a failing replica can abort, so that the others stop
+/// waiting for it instead of hanging.
+struct Gate {
+    n: usize,
+    state: Mutex<GateState>,
+    cv: Condvar,
+}
+
+struct GateState {
+    generation: u64,
+    arrived: usize,
+    aborted: bool,
+}
+
+impl Gate {
+    fn new(n: usize) -> Self {
+        Gate {
+            n,
+            state: Mutex::new(GateState {
+                generation: 0,
+                arrived: 0,
+                aborted: false,
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for all N threads. With `abortable`, returns `false` if the gate was aborted.
+    fn wait(&self, abortable: bool) -> bool {
+        let mut s = self.lock();
+        if abortable && s.aborted {
+            return false;
+        }
+        s.arrived += 1;
+        if s.arrived == self.n {
+            s.arrived = 0;
+            s.generation = s.generation.wrapping_add(1);
+            self.cv.notify_all();
+            return true;
+        }
+        let generation = s.generation;
+        while s.generation == generation && !(abortable && s.aborted) {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        if s.generation == generation {
+            // Aborted while waiting: withdraw, so the count is right after `reset`.
+            s.arrived = s.arrived.saturating_sub(1);
+            return false;
+        }
+        true
+    }
+
+    fn abort(&self) {
+        self.lock().aborted = true;
+        self.cv.notify_all();
+    }
+
+    fn reset(&self) {
+        let mut s = self.lock();
+        s.aborted = false;
+        s.arrived = 0;
+    }
+}
+
+/// Ring all-reduce across the threads of one replica pool.
+pub struct RingAllReduce {
+    n: usize,
+    gate: Gate,
+    /// Each rank's host buffer for the reduction in progress (published before the first
+    /// barrier; the barrier's lock orders the writes before every read).
+    ptrs: Vec<AtomicPtr<f32>>,
+    lens: Vec<AtomicUsize>,
+}
+
+impl RingAllReduce {
+    pub fn new(replicas: usize) -> Self {
+        let n = replicas.max(1);
+        RingAllReduce {
+            n,
+            gate: Gate::new(n),
+            ptrs: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            lens: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    /// Chunk `c` of a buffer of `len` elements cut into `n` near-equal parts.
+    fn chunk(len: usize, n: usize, c: usize) -> (usize, usize) {
+        (c * len / n, (c + 1) * len / n)
+    }
+
+    /// The ring itself on host memory. `data` is this rank's buffer.
+    fn ring_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
+        let n = self.n;
+        if n == 1 {
+            return Ok(());
+        }
+        if rank >= n {
+            return Err(DeviceError::Shape {
+                op: "all_reduce_sum",
+                detail: format!("rank {rank} outside a ring of {n}"),
+            });
+        }
+        let len = data.len();
+        // From here until the final barrier this rank touches its buffer only through `own`,
+        // and its neighbours read it through the same published pointer.
+        let own = data.as_mut_ptr();
+        self.ptrs[rank].store(own, Ordering::Relaxed);
+        self.lens[rank].store(len, Ordering::Relaxed);
+        if !self.gate.wait(true) {
+            return Err(aborted());
+        }
+        // Every rank sees the same table, so every rank takes the same decision here.
+        if self.lens.iter().any(|l| l.load(Ordering::Relaxed) != len) {
+            let lens: Vec<usize> = self
+                .lens
+                .iter()
+                .map(|l| l.load(Ordering::Relaxed))
+                .collect();
+            self.gate.wait(false);
+            return Err(DeviceError::Shape {
+                op: "all_reduce_sum",
+                detail: format!("replica gradient buffers differ in length: {lens:?}"),
+            });
+        }
+        let left = self.ptrs[(rank + n - 1) % n].load(Ordering::Relaxed);
+        // Reduce-scatter: at step s, add the left neighbour's chunk (rank-1-s) into ours. The
+        // left neighbour finished that chunk at step s-1 and is writing chunk (rank-2-s) now.
+        for s in 0..n - 1 {
+            let c = (rank + 2 * n - 1 - s) % n;
+            let (lo, hi) = Self::chunk(len, n, c);
+            // SAFETY: both buffers hold `len` elements (checked above); chunk `c` of ours is
+            // written only by us in this step and chunk `c` of the left one is not written by
+            // anyone in this step (see the schedule above); the barrier orders the steps.
+            unsafe {
+                let mine = std::slice::from_raw_parts_mut(own.add(lo), hi - lo);
+                let theirs = std::slice::from_raw_parts(left.add(lo) as *const f32, hi - lo);
+                for (m, t) in mine.iter_mut().zip(theirs) {
+                    *m += *t;
+                }
+            }
+            self.gate.wait(false);
+        }
+        // All-gather: rank r now owns the finished chunk r+1. At step s, copy chunk (rank-s)
+        // from the left neighbour, which finished it at step s-1 (or owns it, at s = 0).
+        for s in 0..n - 1 {
+            let c = (rank + n - s) % n;
+            let (lo, hi) = Self::chunk(len, n, c);
+            // SAFETY: as above; the left neighbour writes chunk (rank-1-s) in this step.
+            unsafe {
+                std::ptr::copy_nonoverlapping(left.add(lo) as *const f32, own.add(lo), hi - lo);
+            }
+            self.gate.wait(false);
+        }
+        Ok(())
+    }
+}
+
+fn aborted() -> DeviceError {
+    DeviceError::Unavailable("the all-reduce (another replica failed before reaching it)".into())
+}
+
+impl AllReduce for RingAllReduce {
+    fn replicas(&self) -> usize {
+        self.n
+    }
+
+    fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, device: &dyn Device) -> DResult<()> {
+        match &mut buf.buf {
+            Buffer::Host(v) => self.ring_host(rank, v.as_mut_slice()),
+            Buffer::Cuda(_) => {
+                // A replica that cannot stage its buffer must not leave the others waiting.
+                let mut host = match device.download(buf) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        self.gate.abort();
+                        return Err(e);
+                    }
+                };
+                self.ring_host(rank, &mut host)?;
+                device.write(&host, buf)
+            }
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "ring"
+    }
+
+    fn abort(&self) {
+        self.gate.abort();
+    }
+
+    fn reset(&self) {
+        self.gate.reset();
+    }
+}
+
+/// Serial reference: the sum the ring computes for chunk `c` accumulates the replicas in the
+/// order (c+1, c+2, ..., c) — the ring's own order — which tests use to check bit-exactness.
+#[cfg(test)]
+pub(crate) fn ring_order_sum(inputs: &[Vec<f32>]) -> Vec<f32> {
+    let n = inputs.len();
+    let len = inputs.first().map_or(0, Vec::len);
+    let mut out = vec![0.0f32; len];
+    for c in 0..n {
+        let (lo, hi) = RingAllReduce::chunk(len, n, c);
+        for (i, o) in out.iter_mut().enumerate().take(hi).skip(lo) {
+            // Rank c+1 starts chunk c from its own value and its left neighbour's; each
+            // later rank adds its value to the running sum (f32 addition is commutative).
+            let mut acc = inputs[c % n][i];
+            for k in 1..n {
+                acc += inputs[(c + k) % n][i];
+            }
+            *o = acc;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distribute::pool::ReplicaPool;
+    use crate::distribute::DistributeError;
+    use rand::{Rng, SeedableRng};
+
+    /// Runs the ring over `inputs` (one buffer per replica) on a real replica pool.
+    fn reduce(inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
+        let n = inputs.len();
+        let ring = RingAllReduce::new(n);
+        let pool = ReplicaPool::new(n, |_| Ok::<_, DistributeError>(())).unwrap();
+        pool.run(|rank, _| {
+            let mut buf = inputs[rank].clone();
+            ring.ring_host(rank, &mut buf).unwrap();
+            buf
+        })
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn equals_a_serial_sum_and_is_bit_identical_on_every_rank() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for n in 1..=4 {
+            for len in [0usize, 1, 2, 3, 5, 7, 64, 101, 1023] {
+                let inputs: Vec<Vec<f32>> = (0..n)
+                    .map(|_| (0..len).map(|_| rng.gen_range(-10.0f32..10.0)).collect())
+                    .collect();
+                let out = reduce(&inputs);
+                let exact = ring_order_sum(&inputs);
+                for (rank, got) in out.iter().enumerate() {
+                    // Bit-identical to the ring-order serial sum, hence on every rank.
+                    let bits: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+                    let want: Vec<u32> = exact.iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(bits, want, "n={n} len={len} rank={rank}");
+                    // And close to the sum in f64, whatever the order.
+                    for i in 0..len {
+                        let s: f64 = inputs.iter().map(|v| v[i] as f64).sum();
+                        assert!((got[i] as f64 - s).abs() < 1e-4, "n={n} len={len} i={i}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn is_repeatable_across_many_reductions() {
+        let inputs: Vec<Vec<f32>> = (0..3)
+            .map(|r| (0..50).map(|i| (i * 7 + r) as f32 * 0.1).collect())
+            .collect();
+        let ring = RingAllReduce::new(3);
+        let pool = ReplicaPool::new(3, |_| Ok::<_, DistributeError>(())).unwrap();
+        let first = pool.run(|rank, _| {
+            let mut b = inputs[rank].clone();
+            ring.ring_host(rank, &mut b).unwrap();
+            b
+        });
+        for _ in 0..200 {
+            let again = pool.run(|rank, _| {
+                let mut b = inputs[rank].clone();
+                ring.ring_host(rank, &mut b).unwrap();
+                b
+            });
+            for (a, b) in first.iter().zip(&again) {
+                assert_eq!(a.as_ref().unwrap(), b.as_ref().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn unequal_lengths_are_an_error_on_every_rank() {
+        let ring = RingAllReduce::new(2);
+        let pool = ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap();
+        let out = pool.run(|rank, _| {
+            let mut b = vec![1.0f32; 3 + rank];
+            ring.ring_host(rank, &mut b).is_err()
+        });
+        assert!(out.into_iter().all(|r| r.unwrap()));
+    }
+
+    #[test]
+    fn abort_releases_waiting_replicas_and_reset_recovers() {
+        let ring = RingAllReduce::new(3);
+        let pool = ReplicaPool::new(3, |_| Ok::<_, DistributeError>(())).unwrap();
+        let out = pool.run(|rank, _| {
+            if rank == 1 {
+                ring.abort();
+                return false;
+            }
+            let mut b = vec![1.0f32; 4];
+            ring.ring_host(rank, &mut b).is_err()
+        });
+        assert_eq!(
+            out.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
+            vec![true, false, true]
+        );
+        ring.reset();
+        let out = pool.run(|rank, _| {
+            let mut b = vec![rank as f32; 4];
+            ring.ring_host(rank, &mut b).unwrap();
+            b
+        });
+        for r in out {
+            assert_eq!(r.unwrap(), vec![3.0; 4]);
+        }
+    }
+}

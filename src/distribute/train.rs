@@ -1,0 +1,359 @@
+//! Distributed `fit`, `evaluate` and `predict` on a [`MirroredStrategy`]. Each global batch
+//! is split across replicas (TensorFlow's split); every replica computes its gradient in
+//! parallel on its own thread, the all-reduce sums the gradients, and every replica applies
+//! the same optimizer update to its own copy, so the copies stay bit-identical. Losses and
+//! metrics are sums weighted by local batch size, added in rank order, so they equal the
+//! single-device values. An interrupt flag is checked between steps: a step is never cut in
+//! half, so stopping leaves every copy equal. Nothing here imports the language or bindings.
+
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::model::{BatchSums, Dataset, FitControl, FitObserver, History};
+use super::pool::panic_message;
+use super::split::{epoch_batches, split_batch};
+use super::stats::FitStats;
+use super::strategy::{first_error, MirroredStrategy, ModelId};
+use super::{DistributeError, Result};
+
+pub use super::model::{BoxError, NoObserver, ReplicaModel};
+
+/// Options of `fit` that the loop itself needs.
+#[derive(Clone, Default)]
+pub struct FitOptions {
+    pub epochs: usize,
+    pub batch_size: usize,
+    pub initial_epoch: usize,
+    /// Shuffle the examples each epoch with this seed (Keras's `shuffle=True`); `None` keeps
+    /// the order.
+    pub shuffle_seed: Option<u64>,
+    /// Checked before every step; when set, `fit` stops with `Interrupted`.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+fn interrupted(flag: &Option<Arc<AtomicBool>>) -> bool {
+    flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// Rows `range` of a row-major matrix `width` wide.
+fn rows<'a>(data: &'a [f32], width: usize, range: &Range<usize>) -> &'a [f32] {
+    data.get(range.start * width..range.end * width)
+        .unwrap_or(&[])
+}
+
+/// Copies the rows named by `order` into `out` (reused between steps).
+fn gather(data: &[f32], width: usize, order: &[usize], out: &mut Vec<f32>) {
+    out.clear();
+    for &i in order {
+        out.extend_from_slice(data.get(i * width..(i + 1) * width).unwrap_or(&[]));
+    }
+}
+
+/// A replica's failure inside a step, with the all-reduce told so no one waits for it.
+fn fail(
+    strategy: &MirroredStrategy,
+    rank: usize,
+    outcome: std::thread::Result<std::result::Result<BatchSums, BoxError>>,
+) -> Result<BatchSums> {
+    match outcome {
+        Ok(Ok(sums)) => Ok(sums),
+        Ok(Err(source)) => {
+            strategy.reducer.abort();
+            Err(DistributeError::Model { rank, source })
+        }
+        Err(payload) => {
+            strategy.reducer.abort();
+            Err(DistributeError::ReplicaPanicked {
+                rank,
+                message: panic_message(payload.as_ref()),
+            })
+        }
+    }
+}
+
+impl MirroredStrategy {
+    /// One synchronous training step on a global batch held in `x`/`y`; returns the summed
+    /// loss and metrics and each replica's [compute, all-reduce, update] times.
+    pub fn train_step(
+        &self,
+        id: ModelId,
+        x: &[f32],
+        x_width: usize,
+        y: &[f32],
+        y_width: usize,
+    ) -> Result<(BatchSums, Vec<[Duration; 3]>)> {
+        let global = x.len().checked_div(x_width).unwrap_or(0);
+        let ranges = split_batch(global, self.num_replicas_in_sync());
+        let reducer = &*self.reducer;
+        let results =
+            self.pool
+                .run_fallible(|rank, replica| -> Result<(BatchSums, [Duration; 3])> {
+                    let range = ranges.get(rank).cloned().unwrap_or(0..0);
+                    let (model, device) = match replica.model(id) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            reducer.abort();
+                            return Err(e);
+                        }
+                    };
+                    let t0 = Instant::now();
+                    let computed = catch_unwind(AssertUnwindSafe(|| {
+                        if range.is_empty() {
+                            model.zero_gradients(device).map(|()| BatchSums::default())
+                        } else {
+                            let xs = rows(x, x_width, &range);
+                            let ys = rows(y, y_width, &range);
+                            model.compute_gradients(device, xs, ys, range.len(), global)
+                        }
+                    }));
+                    let sums = fail(self, rank, computed)?;
+                    let t1 = Instant::now();
+                    reducer
+                        .all_reduce_sum(rank, model.gradients(), device)
+                        .map_err(|source| DistributeError::Device { rank, source })?;
+                    let t2 = Instant::now();
+                    model
+                        .apply_gradients(device)
+                        .map_err(|source| DistributeError::Model { rank, source })?;
+                    Ok((sums, [t1 - t0, t2 - t1, t2.elapsed()]))
+                });
+        let mut total = BatchSums::default();
+        let mut times = Vec::with_capacity(results.len());
+        let mut failures = Vec::new();
+        for r in results {
+            match r {
+                Ok((sums, t)) => {
+                    total.add(&sums);
+                    times.push(t);
+                }
+                Err(e) => failures.push(Err::<(), _>(e)),
+            }
+        }
+        if !failures.is_empty() {
+            self.reducer.reset();
+            first_error(failures)?;
+        }
+        Ok((total, times))
+    }
+
+    /// `model.fit`: trains for `opts.epochs - opts.initial_epoch` epochs and returns the
+    /// history. `validation` adds `val_` entries at each epoch's end.
+    pub fn fit(
+        &self,
+        id: ModelId,
+        data: Dataset<'_>,
+        validation: Option<Dataset<'_>>,
+        opts: &FitOptions,
+        observer: &mut dyn FitObserver,
+    ) -> Result<History> {
+        let samples = data.samples(true).map_err(DistributeError::InvalidInput)?;
+        if samples == 0 {
+            return Err(DistributeError::InvalidInput(
+                "Expected input data to be non-empty (fit got 0 samples).".into(),
+            ));
+        }
+        let batch = if opts.batch_size == 0 {
+            32
+        } else {
+            opts.batch_size
+        };
+        let names = self.metric_names(id)?;
+        let batches = epoch_batches(samples, batch);
+        let full = batch.min(samples);
+        let mut stats = FitStats::new(
+            self.num_replicas_in_sync(),
+            self.reducer.name(),
+            full,
+            split_batch(full, self.num_replicas_in_sync())
+                .iter()
+                .map(|r| r.len())
+                .collect(),
+        );
+        stats.gradient_len = self.gradient_len(id)?;
+        let mut history = History::default();
+        let mut order: Vec<usize> = (0..samples).collect();
+        let (mut xbuf, mut ybuf) = (Vec::new(), Vec::new());
+        observer.on_train_begin(opts.epochs, batches.len());
+        let mut stop = false;
+        for epoch in opts.initial_epoch..opts.epochs {
+            if observer.on_epoch_begin(epoch) == FitControl::Stop {
+                break;
+            }
+            if let Some(seed) = opts.shuffle_seed {
+                order = (0..samples).collect();
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_add(epoch as u64));
+                order.shuffle(&mut rng);
+            }
+            let mut running = BatchSums::default();
+            for (step, range) in batches.iter().enumerate() {
+                if interrupted(&opts.interrupt) {
+                    *self.last_stats.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
+                    return Err(DistributeError::Interrupted);
+                }
+                let (xs, ys) = if opts.shuffle_seed.is_some() {
+                    let idx = order.get(range.clone()).unwrap_or(&[]);
+                    gather(data.x, data.x_width, idx, &mut xbuf);
+                    gather(data.y, data.y_width, idx, &mut ybuf);
+                    (xbuf.as_slice(), ybuf.as_slice())
+                } else {
+                    (
+                        rows(data.x, data.x_width, range),
+                        rows(data.y, data.y_width, range),
+                    )
+                };
+                let start = Instant::now();
+                let (sums, times) = self.train_step(id, xs, data.x_width, ys, data.y_width)?;
+                stats.add_step(start.elapsed(), range.len(), &times);
+                running.add(&sums);
+                if observer.on_batch_end(epoch, step, &running.means(&names)) == FitControl::Stop {
+                    stop = true;
+                    break;
+                }
+            }
+            let mut logs = running.means(&names);
+            if let Some(val) = validation {
+                let val_logs = self.evaluate(id, val, batch, opts.interrupt.clone())?;
+                logs.extend(val_logs.into_iter().map(|(n, v)| (format!("val_{n}"), v)));
+            }
+            history.push_epoch(epoch, &logs);
+            if stop || observer.on_epoch_end(epoch, &logs) == FitControl::Stop {
+                break;
+            }
+        }
+        *self.last_stats.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
+        observer.on_train_end(&history);
+        Ok(history)
+    }
+
+    /// `model.evaluate`: the loss and metrics over the whole data set, as `(name, mean)`.
+    pub fn evaluate(
+        &self,
+        id: ModelId,
+        data: Dataset<'_>,
+        batch_size: usize,
+        interrupt: Option<Arc<AtomicBool>>,
+    ) -> Result<Vec<(String, f64)>> {
+        let samples = data.samples(true).map_err(DistributeError::InvalidInput)?;
+        let names = self.metric_names(id)?;
+        let mut total = BatchSums::default();
+        for range in epoch_batches(samples, if batch_size == 0 { 32 } else { batch_size }) {
+            if interrupted(&interrupt) {
+                return Err(DistributeError::Interrupted);
+            }
+            let xs = rows(data.x, data.x_width, &range);
+            let ys = rows(data.y, data.y_width, &range);
+            let parts = split_batch(range.len(), self.num_replicas_in_sync());
+            let results = self
+                .pool
+                .run_fallible(|rank, replica| -> Result<BatchSums> {
+                    let part = parts.get(rank).cloned().unwrap_or(0..0);
+                    if part.is_empty() {
+                        return Ok(BatchSums::default());
+                    }
+                    let (model, device) = replica.model(id)?;
+                    let out = catch_unwind(AssertUnwindSafe(|| {
+                        model.evaluate_batch(
+                            device,
+                            rows(xs, data.x_width, &part),
+                            rows(ys, data.y_width, &part),
+                            part.len(),
+                        )
+                    }));
+                    match out {
+                        Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
+                        Err(p) => Err(DistributeError::ReplicaPanicked {
+                            rank,
+                            message: panic_message(p.as_ref()),
+                        }),
+                    }
+                });
+            for r in results {
+                total.add(&r?);
+            }
+        }
+        Ok(total.means(&names))
+    }
+
+    /// `model.predict`: outputs of every example, row-major, in input order (each replica's
+    /// outputs concatenated in rank order).
+    pub fn predict(
+        &self,
+        id: ModelId,
+        x: &[f32],
+        x_width: usize,
+        batch_size: usize,
+        interrupt: Option<Arc<AtomicBool>>,
+    ) -> Result<Vec<f32>> {
+        let data = Dataset {
+            x,
+            x_width,
+            y: &[],
+            y_width: 0,
+        };
+        let samples = data.samples(false).map_err(DistributeError::InvalidInput)?;
+        let mut out = Vec::new();
+        for range in epoch_batches(samples, if batch_size == 0 { 32 } else { batch_size }) {
+            if interrupted(&interrupt) {
+                return Err(DistributeError::Interrupted);
+            }
+            let xs = rows(x, x_width, &range);
+            let parts = split_batch(range.len(), self.num_replicas_in_sync());
+            let results = self.pool.run_fallible(|rank, replica| -> Result<Vec<f32>> {
+                let part = parts.get(rank).cloned().unwrap_or(0..0);
+                if part.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let (model, device) = replica.model(id)?;
+                let got = catch_unwind(AssertUnwindSafe(|| {
+                    model.predict_batch(device, rows(xs, x_width, &part), part.len())
+                }));
+                match got {
+                    Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
+                    Err(p) => Err(DistributeError::ReplicaPanicked {
+                        rank,
+                        message: panic_message(p.as_ref()),
+                    }),
+                }
+            });
+            for r in results {
+                out.extend(r?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The names of a model's reported values (from replica 0).
+    pub fn metric_names(&self, id: ModelId) -> Result<Vec<String>> {
+        self.on_primary(id, |m| m.metric_names())
+    }
+
+    /// Length of a model's flat gradient buffer (from replica 0).
+    pub fn gradient_len(&self, id: ModelId) -> Result<usize> {
+        self.on_primary(id, |m| m.gradients().len())
+    }
+
+    fn on_primary<R: Send>(
+        &self,
+        id: ModelId,
+        f: impl Fn(&mut dyn ReplicaModel) -> R + Sync,
+    ) -> Result<R> {
+        let mut got = self.pool.run_fallible(|rank, replica| {
+            if rank == 0 {
+                replica.model(id).map(|(m, _)| Some(f(m)))
+            } else {
+                Ok(None)
+            }
+        });
+        match got.swap_remove(0) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(DistributeError::NoReplicas),
+            Err(e) => Err(e),
+        }
+    }
+}
