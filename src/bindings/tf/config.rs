@@ -12,7 +12,7 @@ use super::{given, py_str_repr, TfError, TfState};
 use crate::lang::{Args, CmpOp, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 
 /// The environment variable naming the default count of logical CPU devices.
-pub const LOGICAL_CPUS_ENV: &str = "MIRROR_LOGICAL_CPUS";
+pub use crate::distribute::strategy::LOGICAL_CPUS_ENV;
 
 /// One `tf.config.LogicalDeviceConfiguration`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -44,16 +44,10 @@ impl DeviceState {
     }
 }
 
-/// The logical CPU count the kernel starts with: `MIRROR_LOGICAL_CPUS`, else one.
+/// The logical CPU count the kernel starts with: `MIRROR_LOGICAL_CPUS`, else one (the
+/// distribute part owns the variable's parsing so both agree).
 fn default_cpu_count() -> usize {
-    cpu_count_from(std::env::var(LOGICAL_CPUS_ENV).ok().as_deref())
-}
-
-/// Parses the variable's text; anything but a positive integer means one device.
-pub(crate) fn cpu_count_from(text: Option<&str>) -> usize {
-    text.and_then(|s| s.trim().parse::<usize>().ok())
-        .filter(|n| *n >= 1)
-        .unwrap_or(1)
+    crate::distribute::strategy::default_logical_cpus()
 }
 
 /// The names of the physical CUDA GPUs. None are visible to this build of the binding yet;

@@ -7,6 +7,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::values::{DistributedValues, ReduceOp, ReplicaContext};
 use super::{address_of, bound, given, py_str_repr, py_tuple, TfError, TfState};
@@ -47,16 +48,6 @@ impl StrategyKind {
     }
 }
 
-/// What the last distributed fit measured, shown in the strategy's rich repr.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FitReport {
-    pub global_batch: usize,
-    pub per_replica_batch: usize,
-    /// Seconds spent in forward/backward and in the gradient all-reduce, summed over steps.
-    pub compute_secs: f64,
-    pub allreduce_secs: f64,
-}
-
 /// A distribution strategy: which devices hold a replica, and how gradients are summed.
 pub struct Strategy {
     pub kind: StrategyKind,
@@ -64,7 +55,9 @@ pub struct Strategy {
     pub devices: Vec<(&'static str, usize)>,
     /// The cross-device reduction the user asked for (`NcclAllReduce`, ...), for display.
     pub cross_device_ops: Option<String>,
-    pub report: RefCell<Option<FitReport>>,
+    /// The engine's replicas, made when the first model is built under this strategy
+    /// (replica threads cost memory, so a strategy only printed never starts them).
+    pub core: RefCell<Option<Arc<crate::distribute::MirroredStrategy>>>,
 }
 
 /// The full name TF gives a local device in `worker_devices` and the INFO line.
@@ -229,7 +222,7 @@ pub fn current_or_default(ctx: &mut dyn Ctx) -> Value {
                 kind: StrategyKind::Default,
                 devices: vec![("CPU", 0)],
                 cross_device_ops: None,
-                report: RefCell::new(None),
+                core: RefCell::new(None),
             })
         })
         .clone()
@@ -293,14 +286,17 @@ impl Object for Strategy {
             html.push_str(&format!("<tr><td>{i}</td><td><code>{d}</code></td></tr>"));
         }
         html.push_str("</table>");
-        if let Some(r) = self.report.borrow().as_ref() {
-            let total = (r.compute_secs + r.allreduce_secs).max(f64::MIN_POSITIVE);
+        let stats = self.core.borrow().as_ref().and_then(|c| c.last_fit_stats());
+        if let Some(st) = stats {
             let line = format!(
-                "last fit: global batch {} = {} per replica; compute {:.0}% / all-reduce {:.0}% of step time",
-                r.global_batch,
-                r.per_replica_batch,
-                100.0 * r.compute_secs / total,
-                100.0 * r.allreduce_secs / total
+                "last fit: global batch {} split {:?} over replicas; step time: compute {:.0}%, \
+                 all-reduce ({}) {:.0}%, update {:.0}%",
+                st.global_batch,
+                st.local_batch,
+                100.0 * st.compute_share(),
+                st.all_reduce,
+                100.0 * st.all_reduce_share(),
+                100.0 * st.update_share()
             );
             text.push_str(&line);
             text.push('\n');

@@ -78,7 +78,7 @@ fn make(kind: StrategyKind, devices: Vec<(&'static str, usize)>, ops: Option<Str
         kind,
         devices,
         cross_device_ops: ops,
-        report: RefCell::new(None),
+        core: RefCell::new(None),
     })
 }
 

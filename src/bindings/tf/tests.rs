@@ -115,15 +115,6 @@ fn cpu_memory_limit_and_unknown_device_are_value_errors() -> PyResult<()> {
 }
 
 #[test]
-fn logical_cpu_default_comes_from_the_environment_text() {
-    assert_eq!(config::cpu_count_from(Some("4")), 4);
-    assert_eq!(config::cpu_count_from(Some(" 2 ")), 2);
-    assert_eq!(config::cpu_count_from(Some("0")), 1);
-    assert_eq!(config::cpu_count_from(Some("two")), 1);
-    assert_eq!(config::cpu_count_from(None), 1);
-}
-
-#[test]
 fn mirrored_strategy_prints_info_and_counts_replicas() -> PyResult<()> {
     let mut ctx = TestCtx::default();
     let tf = tf(&mut ctx);
@@ -381,5 +372,23 @@ fn dtypes_and_shapes_print_as_tf() -> PyResult<()> {
         e.message(),
         "as_list() is not defined on an unknown TensorShape."
     );
+    Ok(())
+}
+
+#[test]
+fn strategy_rich_repr_lists_its_devices() -> PyResult<()> {
+    let mut ctx = TestCtx::default();
+    let tf = tf(&mut ctx);
+    split_cpu(&mut ctx, &tf, 2)?;
+    let st = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
+    let b = ctx.rich(&st)?;
+    let text = b.get("text/plain").and_then(|v| v.as_str()).unwrap_or("");
+    assert_eq!(
+        text,
+        "MirroredStrategy with 2 replicas:\n  replica 0: /job:localhost/replica:0/task:0/device:CPU:0\n  \
+         replica 1: /job:localhost/replica:0/task:0/device:CPU:1"
+    );
+    let html = b.get("text/html").and_then(|v| v.as_str()).unwrap_or("");
+    assert!(html.contains("<code>/job:localhost/replica:0/task:0/device:CPU:1</code>"));
     Ok(())
 }
