@@ -11,6 +11,7 @@
 pub mod config;
 pub mod distribute;
 pub mod dtypes;
+pub mod keras;
 pub mod mistakes;
 pub mod shape;
 pub mod strategies;
@@ -197,4 +198,45 @@ pub(crate) fn func(
     body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>,
 ) -> Value {
     NativeFn::value(name, doc, body)
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, scientific below 1e-4 and from 1e16.
+pub(crate) fn py_float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let body = if !(-4..16).contains(&exp) {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let m = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
+        format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else if exp < 0 {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            format!("{digits}{}.0", "0".repeat(int_len - digits.len()))
+        } else {
+            let (a, b) = digits.split_at(int_len);
+            format!("{a}.{b}")
+        }
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
 }

@@ -1,0 +1,19 @@
+//! `tf.keras` (also `from tensorflow import keras`): the namespace and its submodules. Each
+//! submodule converts language values to the engine's Keras types and back; the numerics
+//! live in the keras and distribute parts.
+
+pub mod callbacks;
+pub mod checkpoint;
+pub mod schedules;
+
+use crate::lang::{NativeModule, Value};
+
+/// The `keras` module as `tf.keras` shows it.
+pub fn module() -> Value {
+    NativeModule::new("keras", "Keras, on the mirror-kernel engine.")
+        .with("__version__", Value::str("3.3.3"))
+        .with("callbacks", callbacks::module())
+        .into_value()
+}
+#[cfg(test)]
+mod tests;
