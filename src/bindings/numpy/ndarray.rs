@@ -1,0 +1,395 @@
+//! `np.ndarray` as a Python object: attributes and methods, operators (reflected too)
+//! with Python scalars, lists and other arrays, comparisons, indexing for reading and
+//! assignment, `len`, iteration over the first axis, truth value, repr and str. The
+//! array is shared copy-on-write, so passing it around never copies the data.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, UnaryOp, Value};
+use crate::tensor::linalg::matmul;
+use crate::tensor::math::unary;
+use crate::tensor::ops::{binary, BinaryOp, Operand};
+use crate::tensor::{repr_array, str_array, NdArray, Reduction, UnaryFn};
+
+use super::convert::{
+    array_value, dtype_arg, err, index_items, py_scalar, shape_arg, to_array, tolist, wrap, Opnd,
+};
+use super::dtype::PyDType;
+use super::funcs::{clip_call, cumulative_call, reduce_call, round_call};
+
+/// The body of an array method, given the array it was looked up on.
+type MethodBody = Box<dyn Fn(&NdArray, &Args, &mut dyn Ctx) -> PyResult<Value>>;
+
+pub struct PyArray {
+    arr: RefCell<Rc<NdArray>>,
+}
+
+impl PyArray {
+    pub fn new(a: NdArray) -> PyArray {
+        PyArray {
+            arr: RefCell::new(Rc::new(a)),
+        }
+    }
+
+    /// Replaces the array in place (`np.random.shuffle`, `fill`).
+    pub fn replace(&self, a: NdArray) {
+        *self.arr.borrow_mut() = Rc::new(a);
+    }
+
+    /// The array, shared (no copy).
+    pub fn get(&self) -> Rc<NdArray> {
+        self.arr.borrow().clone()
+    }
+}
+
+fn bin_of(op: BinOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinOp::Add => BinaryOp::Add,
+        BinOp::Sub => BinaryOp::Sub,
+        BinOp::Mul => BinaryOp::Mul,
+        BinOp::Div => BinaryOp::Div,
+        BinOp::FloorDiv => BinaryOp::FloorDiv,
+        BinOp::Mod => BinaryOp::Mod,
+        BinOp::Pow => BinaryOp::Pow,
+        BinOp::BitAnd => BinaryOp::And,
+        BinOp::BitOr => BinaryOp::Or,
+        BinOp::BitXor => BinaryOp::Xor,
+        _ => return None,
+    })
+}
+
+/// `a op other` (or `other op a` when `reflected`).
+pub fn array_binop(
+    a: &Rc<NdArray>,
+    op: BinOp,
+    other: &Value,
+    reflected: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Option<Value>> {
+    let Some(o) = Opnd::of(other, ctx)? else {
+        return Ok(None);
+    };
+    if op == BinOp::MatMul {
+        let b = match &o {
+            Opnd::Arr(b) => b.clone(),
+            Opnd::Weak(_) => {
+                return Err(PyErr::value_error(
+                    "matmul: Input operand 1 does not have enough dimensions (has 0, gufunc \
+                     core with signature (n?,k),(k,m?)->(n?,m?) requires 1)",
+                ))
+            }
+        };
+        let r = if reflected {
+            matmul(&b, a)
+        } else {
+            matmul(a, &b)
+        };
+        return r.map(|v| Some(wrap(v))).map_err(err);
+    }
+    let Some(bop) = bin_of(op) else {
+        return Ok(None);
+    };
+    let mine = Operand::Arr(a);
+    let r = if reflected {
+        binary(o.operand(), mine, bop)
+    } else {
+        binary(mine, o.operand(), bop)
+    };
+    r.map(|v| Some(wrap(v))).map_err(err)
+}
+
+pub fn array_compare(
+    a: &Rc<NdArray>,
+    op: CmpOp,
+    other: &Value,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Option<Value>> {
+    let Some(o) = Opnd::of(other, ctx)? else {
+        return Ok(None);
+    };
+    let bop = match op {
+        CmpOp::Eq => BinaryOp::Eq,
+        CmpOp::Ne => BinaryOp::Ne,
+        CmpOp::Lt => BinaryOp::Lt,
+        CmpOp::Le => BinaryOp::Le,
+        CmpOp::Gt => BinaryOp::Gt,
+        CmpOp::Ge => BinaryOp::Ge,
+    };
+    binary(Operand::Arr(a), o.operand(), bop)
+        .map(|v| Some(wrap(v)))
+        .map_err(err)
+}
+
+pub fn array_unary(a: &Rc<NdArray>, op: UnaryOp) -> PyResult<Value> {
+    let r = match op {
+        UnaryOp::Neg => unary(a, UnaryFn::Neg),
+        UnaryOp::Pos => Ok((**a).clone()),
+        UnaryOp::Invert => unary(a, UnaryFn::Invert),
+    };
+    r.map(wrap).map_err(err)
+}
+
+/// The array's attributes and methods, shared by arrays and numpy scalars.
+pub fn array_attr(
+    this: &Value,
+    a: Rc<NdArray>,
+    name: &str,
+    _ctx: &mut dyn Ctx,
+) -> PyResult<Option<Value>> {
+    let shape_tuple = |s: &[usize]| Value::tuple(s.iter().map(|&d| Value::Int(d as i64)).collect());
+    let prop = match name {
+        "shape" => Some(shape_tuple(a.shape())),
+        "ndim" => Some(Value::Int(a.ndim() as i64)),
+        "size" => Some(Value::Int(a.size() as i64)),
+        "dtype" => Some(Value::native(PyDType {
+            dt: a.dtype(),
+            is_class: false,
+        })),
+        "itemsize" => Some(Value::Int(a.dtype().itemsize() as i64)),
+        "nbytes" => Some(Value::Int((a.dtype().itemsize() * a.size()) as i64)),
+        "T" => Some(a.transpose(None).map(array_value).map_err(err)?),
+        _ => None,
+    };
+    if prop.is_some() {
+        return Ok(prop);
+    }
+    let this = this.clone();
+    let m = |f: MethodBody| {
+        let a = a.clone();
+        Some(NativeFn::value(name, "", move |args, ctx| f(&a, args, ctx)))
+    };
+    let red = |r: Reduction| -> MethodBody { Box::new(move |a, args, _| reduce_call(r, a, args)) };
+    Ok(match name {
+        "reshape" => m(Box::new(|a, args, _| {
+            let dims = if args.pos.len() == 1 {
+                shape_arg(&args.pos[0])?
+            } else {
+                args.pos
+                    .iter()
+                    .map(super::convert::int_of)
+                    .collect::<PyResult<_>>()?
+            };
+            a.reshape(&dims).map(array_value).map_err(err)
+        })),
+        "astype" => m(Box::new(|a, args, ctx| {
+            let s = args.bind("astype", &["dtype", "order", "casting", "subok", "copy"], 1)?;
+            let dt = s[0]
+                .as_ref()
+                .map(|v| dtype_arg(v, ctx))
+                .transpose()?
+                .flatten();
+            let dt = dt.ok_or_else(|| PyErr::type_error("astype() needs a dtype"))?;
+            Ok(array_value(a.astype(dt)))
+        })),
+        "ravel" | "flatten" => m(Box::new(|a, _, _| Ok(array_value(a.ravel())))),
+        "copy" => m(Box::new(|a, _, _| Ok(array_value(a.clone())))),
+        "transpose" => m(Box::new(|a, args, _| {
+            let axes: Option<Vec<i64>> = match args.pos.len() {
+                0 => None,
+                1 if args.pos[0].is_none() => None,
+                1 => Some(shape_arg(&args.pos[0])?),
+                _ => Some(
+                    args.pos
+                        .iter()
+                        .map(super::convert::int_of)
+                        .collect::<PyResult<_>>()?,
+                ),
+            };
+            a.transpose(axes.as_deref()).map(array_value).map_err(err)
+        })),
+        "squeeze" => m(Box::new(|a, args, _| {
+            let s = args.bind("squeeze", &["axis"], 0)?;
+            let ax = super::convert::axis_arg(s[0].as_ref())?;
+            a.squeeze(ax.and_then(|v| v.first().copied()))
+                .map(array_value)
+                .map_err(err)
+        })),
+        "sum" => m(red(Reduction::Sum)),
+        "prod" => m(red(Reduction::Prod)),
+        "mean" => m(red(Reduction::Mean)),
+        "std" => m(red(Reduction::Std)),
+        "var" => m(red(Reduction::Var)),
+        "max" => m(red(Reduction::Max)),
+        "min" => m(red(Reduction::Min)),
+        "argmax" => m(red(Reduction::ArgMax)),
+        "argmin" => m(red(Reduction::ArgMin)),
+        "any" => m(red(Reduction::Any)),
+        "all" => m(red(Reduction::All)),
+        "cumsum" => m(Box::new(|a, args, _| cumulative_call(false, a, args))),
+        "cumprod" => m(Box::new(|a, args, _| cumulative_call(true, a, args))),
+        "round" => m(Box::new(|a, args, _| round_call(a, args))),
+        "clip" => m(Box::new(|a, args, ctx| clip_call(a, args, ctx))),
+        "tolist" => m(Box::new(|a, _, _| Ok(tolist(a)))),
+        "item" => m(Box::new(|a, _, _| a.item().map(py_scalar).map_err(err))),
+        "__float__" => m(Box::new(|a, _, _| {
+            a.item().map(|s| Value::Float(s.as_f64())).map_err(|_| {
+                PyErr::type_error("only length-1 arrays can be converted to Python scalars")
+            })
+        })),
+        "__int__" | "__index__" => m(Box::new(|a, _, _| {
+            a.item().map(|s| Value::Int(s.as_i64())).map_err(|_| {
+                PyErr::type_error("only length-1 arrays can be converted to Python scalars")
+            })
+        })),
+        "dot" => m(Box::new(|a, args, ctx| {
+            let s = args.bind("dot", &["b"], 1)?;
+            let b = to_array(s[0].as_ref().unwrap_or(&Value::None), None, ctx)?;
+            super::funcs::dot(a, &b)
+        })),
+        "fill" => {
+            let target = this.clone();
+            Some(NativeFn::value("fill", "", move |args, _ctx| {
+                let s = args.bind("fill", &["value"], 1)?;
+                let v = super::convert::float_of(s[0].as_ref().unwrap_or(&Value::None))?;
+                if let Some(p) = target.downcast::<PyArray>() {
+                    let mut cell = p.arr.borrow_mut();
+                    let filled = NdArray::full(cell.shape(), v, cell.dtype()).map_err(err)?;
+                    *cell = Rc::new(filled);
+                }
+                Ok(Value::None)
+            }))
+        }
+        _ => None,
+    })
+}
+
+const ATTRS: &[&str] = &[
+    "shape",
+    "ndim",
+    "size",
+    "dtype",
+    "T",
+    "itemsize",
+    "nbytes",
+    "reshape",
+    "astype",
+    "ravel",
+    "flatten",
+    "copy",
+    "transpose",
+    "squeeze",
+    "sum",
+    "prod",
+    "mean",
+    "std",
+    "var",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+    "cumsum",
+    "cumprod",
+    "round",
+    "clip",
+    "tolist",
+    "item",
+    "dot",
+    "fill",
+];
+
+impl Object for PyArray {
+    fn type_name(&self) -> String {
+        "ndarray".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(repr_array(&self.get()))
+    }
+    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(str_array(&self.get()))
+    }
+    fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        array_attr(this, self.get(), name, ctx)
+    }
+    fn dir(&self) -> Vec<String> {
+        ATTRS.iter().map(|s| s.to_string()).collect()
+    }
+    fn binop(
+        &self,
+        op: BinOp,
+        other: &Value,
+        reflected: bool,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Option<Value>> {
+        array_binop(&self.get(), op, other, reflected, ctx)
+    }
+    fn compare(&self, op: CmpOp, other: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        array_compare(&self.get(), op, other, ctx)
+    }
+    fn unary(&self, op: UnaryOp, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        array_unary(&self.get(), op)
+    }
+    fn truthy(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
+        let a = self.get();
+        match a.size() {
+            1 => Ok(Some(a.item().map_err(err)?.as_f64() != 0.0)),
+            0 => Err(PyErr::value_error(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check \
+                 that an array is not empty.",
+            )),
+            _ => Err(PyErr::value_error(
+                "The truth value of an array with more than one element is ambiguous. Use \
+                 a.any() or a.all()",
+            )),
+        }
+    }
+    fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+        match self.get().shape().first() {
+            Some(&n) => Ok(Some(n)),
+            None => Err(PyErr::type_error("len() of unsized object")),
+        }
+    }
+    fn getitem(&self, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let items = index_items(key, ctx)?;
+        self.get().get(&items).map(wrap).map_err(err)
+    }
+    fn setitem(&self, key: &Value, v: Value, ctx: &mut dyn Ctx) -> PyResult<()> {
+        let items = index_items(key, ctx)?;
+        let value = to_array(&v, None, ctx)?;
+        let mut cell = self.arr.borrow_mut();
+        Rc::make_mut(&mut cell).set(&items, &value).map_err(err)
+    }
+    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let a = self.get();
+        let n = *a
+            .shape()
+            .first()
+            .ok_or_else(|| PyErr::type_error("iteration over a 0-d array"))?;
+        let rows = (0..n)
+            .map(|i| a.row(i).map(wrap).map_err(err))
+            .collect::<PyResult<VecDeque<_>>>()?;
+        Ok(Value::native(PyIter {
+            items: RefCell::new(rows),
+        }))
+    }
+    fn class_chain(&self) -> Vec<String> {
+        vec!["ndarray".into()]
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// An iterator over precomputed items (the rows of an array).
+pub struct PyIter {
+    items: RefCell<VecDeque<Value>>,
+}
+
+impl Object for PyIter {
+    fn type_name(&self) -> String {
+        "iterator".into()
+    }
+    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(this.clone())
+    }
+    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(self.items.borrow_mut().pop_front())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
