@@ -9,14 +9,20 @@
 //! (PerReplica, ReduceOp, replica contexts), `dtypes.rs`, `shape.rs` (TensorShape).
 
 pub mod config;
+pub mod convert;
 pub mod distribute;
 pub mod dtypes;
 pub mod keras;
 pub mod mistakes;
+pub mod ops;
 pub mod shape;
 pub mod strategies;
+pub mod tensor;
 pub mod values;
+pub mod variable;
 
+#[cfg(test)]
+mod tensor_tests;
 #[cfg(test)]
 mod testctx;
 #[cfg(test)]
@@ -89,6 +95,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     for (name, v) in dtypes::all() {
         m.set(name, v);
     }
+    ops::register(&m);
     Ok(m.into_value())
 }
 
