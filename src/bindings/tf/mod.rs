@@ -16,6 +16,7 @@ pub mod keras;
 pub mod mistakes;
 pub mod ops;
 pub mod shape;
+pub mod shape_ops;
 pub mod strategies;
 pub mod tensor;
 pub mod values;
