@@ -12,14 +12,42 @@ pub mod native;
 pub mod object;
 pub mod value;
 
+mod ast;
+mod attr;
+pub mod bench;
+mod builtins;
+mod builtins_obj;
+mod call;
+mod complete;
+mod convert;
+mod convert_expr;
+mod eval_expr;
+mod eval_stmt;
+mod exceptions;
+mod files;
+mod format;
+mod help;
+mod interp;
+mod items;
+mod magics;
+mod mathmod;
+mod methods;
+mod modules;
+mod ops;
+mod repr;
+mod runtime;
+mod scope;
+mod syntax;
+mod types;
+mod vm;
+
 pub use exc::{Frame, PyErr, PyResult};
+pub use interp::{is_complete, Interpreter};
 pub use native::{NativeClass, NativeFn, NativeModule};
 pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
+pub use repr::float_repr;
 pub use value::{Dict, HashKey, Value};
 
 /// Finds a module the kernel provides by its dotted name (`numpy`, `tensorflow`,
 /// `matplotlib.pyplot`); `None` when the kernel has no such module.
 pub type ModuleLoader = fn(&str, &mut dyn Ctx) -> Option<PyResult<Value>>;
-
-mod interp_placeholder;
-pub use interp_placeholder::{is_complete, Interpreter};

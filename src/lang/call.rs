@@ -1,0 +1,290 @@
+//! Calling things: user functions (argument binding to slots, defaults, `*args`,
+//! `**kwargs`, keyword-only parameters, the recursion bound, traceback frames),
+//! generator functions (run eagerly to a list), classes (instances, `__init__`, native
+//! bases), bound methods, builtin types and natives.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+use super::ast::ParamKind;
+use super::builtins_obj::{MethodRef, Super, Wrapper};
+use super::eval_stmt::Flow;
+use super::exc::{Frame as TbFrame, PyErr, PyResult};
+use super::object::Args;
+use super::runtime::{BoundMethod, BuiltinType, Class, Frame, Function, Instance};
+use super::value::{Dict, Value};
+use super::vm::{Env, Vm, RECURSION_LIMIT};
+
+impl Vm<'_> {
+    pub fn call_value(&mut self, f: &Value, args: Args) -> PyResult<Value> {
+        if let Value::Obj(o) = f {
+            let any = o.as_any();
+            if let Some(func) = any.downcast_ref::<Function>() {
+                return self.call_function(func, args, None);
+            }
+            if let Some(m) = any.downcast_ref::<BoundMethod>() {
+                let mut a = args;
+                a.pos.insert(0, m.this.clone());
+                if let Some(func) = m.func.downcast::<Function>() {
+                    return self.call_function(func, a, None);
+                }
+                let func = m.func.clone();
+                return self.call_value(&func, a);
+            }
+            if let Some(b) = any.downcast_ref::<super::builtins::Builtin>() {
+                return self.call_builtin(b.name, args);
+            }
+            if let Some(m) = any.downcast_ref::<MethodRef>() {
+                return self.call_method(&m.this, &m.name, args);
+            }
+            if any.downcast_ref::<Class>().is_some() {
+                return self.instantiate(f, args);
+            }
+            if let Some(t) = any.downcast_ref::<BuiltinType>() {
+                return self.call_type(t.name, args);
+            }
+            if let Some(w) = any.downcast_ref::<Wrapper>() {
+                let func = w.func.clone();
+                return self.call_value(&func, args);
+            }
+            if let Some(i) = any.downcast_ref::<Instance>() {
+                if let Some(c) = i.class().and_then(|c| c.lookup("__call__")) {
+                    let mut a = args;
+                    a.pos.insert(0, f.clone());
+                    return self.call_value(&c, a);
+                }
+                if let Some(nb) = i.class().and_then(|c| c.native_base()) {
+                    if let Some(m) = nb
+                        .downcast::<crate::lang::NativeClass>()
+                        .and_then(|n| n.bound(f, "__call__"))
+                    {
+                        return self.call_value(&m, args);
+                    }
+                }
+            }
+            return Err(PyErr::type_error(format!(
+                "'{}' object is not callable",
+                f.type_name()
+            )));
+        }
+        match f {
+            Value::Native(o) => {
+                let o = o.clone();
+                o.call(f, args, self)
+            }
+            other => Err(PyErr::type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            ))),
+        }
+    }
+
+    pub fn call_function(
+        &mut self,
+        func: &Function,
+        args: Args,
+        _owner: Option<Value>,
+    ) -> PyResult<Value> {
+        let def = func.def.clone();
+        if self.depth >= RECURSION_LIMIT {
+            return Err(PyErr::new(
+                "RecursionError",
+                "maximum recursion depth exceeded",
+            ));
+        }
+        let frame = Frame::new(def.nlocals, func.closure.clone());
+        self.bind_args(func, args, &frame)?;
+        let env = Env {
+            frame: Some(frame),
+            class_ns: None,
+            line: std::cell::Cell::new(0),
+            owner: func.attrs.borrow().get("__class__").cloned(),
+        };
+        self.depth += 1;
+        if def.is_generator {
+            self.yields.push(vec![]);
+        }
+        let r = self.exec_block(&def.body, &env);
+        self.depth -= 1;
+        let gen_items = if def.is_generator {
+            self.yields.pop()
+        } else {
+            None
+        };
+        match r {
+            Ok(flow) => {
+                if let Some(items) = gen_items {
+                    return Ok(super::runtime::SeqIter::value(items));
+                }
+                Ok(match flow {
+                    Flow::Return(v) => v,
+                    _ => Value::None,
+                })
+            }
+            Err(mut e) => {
+                let line = env.line.get();
+                let source = def
+                    .src
+                    .lines
+                    .get((line as usize).saturating_sub(1))
+                    .cloned()
+                    .unwrap_or_default();
+                e.0.traceback.insert(
+                    0,
+                    TbFrame {
+                        file: def.src.file.clone(),
+                        function: Some(def.name.to_string()),
+                        line: line as usize,
+                        source,
+                    },
+                );
+                Err(e)
+            }
+        }
+    }
+
+    fn bind_args(&mut self, func: &Function, args: Args, frame: &Rc<Frame>) -> PyResult<()> {
+        let def = &func.def;
+        let name = &def.name;
+        let mut slots = frame.slots.borrow_mut();
+        let npos = def
+            .params
+            .iter()
+            .filter(|p| p.kind == ParamKind::Normal)
+            .count();
+        let mut extra = vec![];
+        for (i, v) in args.pos.into_iter().enumerate() {
+            if i < npos {
+                slots[def.params[i].slot as usize] = Some(v);
+            } else {
+                extra.push(v);
+            }
+        }
+        if !extra.is_empty() && def.vararg.is_none() {
+            let given = npos + extra.len();
+            return Err(PyErr::type_error(format!(
+                "{name}() takes {npos} positional argument{} but {given} {} given",
+                if npos == 1 { "" } else { "s" },
+                if given == 1 { "was" } else { "were" }
+            )));
+        }
+        if let Some((_, s)) = &def.vararg {
+            slots[*s as usize] = Some(Value::tuple(extra));
+        }
+        let mut kwextra = Dict::default();
+        for (k, v) in args.kw {
+            match def.params.iter().find(|p| *p.name == *k) {
+                Some(p) => {
+                    let s = p.slot as usize;
+                    if slots[s].is_some() {
+                        return Err(PyErr::type_error(format!(
+                            "{name}() got multiple values for argument '{k}'"
+                        )));
+                    }
+                    slots[s] = Some(v);
+                }
+                None if def.kwarg.is_some() => kwextra.insert_str(&k, v),
+                None => {
+                    return Err(PyErr::type_error(format!(
+                        "{name}() got an unexpected keyword argument '{k}'"
+                    )))
+                }
+            }
+        }
+        if let Some((_, s)) = &def.kwarg {
+            slots[*s as usize] = Some(Value::Dict(Rc::new(RefCell::new(kwextra))));
+        }
+        let mut missing = vec![];
+        for (p, d) in def.params.iter().zip(func.defaults.iter()) {
+            let s = p.slot as usize;
+            if slots[s].is_none() {
+                match d {
+                    Some(d) => slots[s] = Some(d.clone()),
+                    None => missing.push((p.name.clone(), p.kind)),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let kind = if missing[0].1 == ParamKind::KwOnly {
+                "keyword-only"
+            } else {
+                "positional"
+            };
+            let names: Vec<String> = missing.iter().map(|(n, _)| format!("'{n}'")).collect();
+            let list = match names.len() {
+                1 => names[0].clone(),
+                2 => format!("{} and {}", names[0], names[1]),
+                _ => format!(
+                    "{}, and {}",
+                    names[..names.len() - 1].join(", "),
+                    names[names.len() - 1]
+                ),
+            };
+            return Err(PyErr::type_error(format!(
+                "{name}() missing {} required {kind} argument{}: {list}",
+                missing.len(),
+                if missing.len() == 1 { "" } else { "s" }
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn instantiate(&mut self, cls: &Value, args: Args) -> PyResult<Value> {
+        let Some(c) = cls.downcast::<Class>() else {
+            return Err(PyErr::type_error("not a class"));
+        };
+        if super::exceptions::is_exception_class(cls) && c.lookup("__init__").is_none() {
+            return Ok(super::exceptions::exc_instance(cls.clone(), args.pos));
+        }
+        let mut attrs = IndexMap::new();
+        if super::exceptions::is_exception_class(cls) {
+            attrs.insert("args".to_string(), Value::tuple(args.pos.clone()));
+        }
+        let inst = Value::Obj(Rc::new(Instance {
+            class: cls.clone(),
+            attrs: RefCell::new(attrs),
+        }));
+        match c.lookup("__init__") {
+            Some(init) => {
+                let mut a = args;
+                a.pos.insert(0, inst.clone());
+                let r = self.call_value(&init, a)?;
+                if !r.is_none() {
+                    return Err(PyErr::type_error(
+                        "__init__() should return None, not 'int'",
+                    ));
+                }
+            }
+            None => {
+                if let Some(nb) = c.native_base() {
+                    if let Some(m) = nb
+                        .downcast::<crate::lang::NativeClass>()
+                        .and_then(|n| n.bound(&inst, "__init__"))
+                    {
+                        self.call_value(&m, args)?;
+                    }
+                } else if !args.pos.is_empty() || !args.kw.is_empty() {
+                    return Err(PyErr::type_error(format!(
+                        "{}() takes no arguments",
+                        c.name
+                    )));
+                }
+            }
+        }
+        Ok(inst)
+    }
+
+    pub fn make_super(&mut self, env: &Env) -> PyResult<Value> {
+        let Some(owner) = env.owner.clone() else {
+            return Err(PyErr::runtime_error("super(): no arguments"));
+        };
+        let this = env
+            .frame
+            .as_ref()
+            .and_then(|f| f.slots.borrow().first().cloned().flatten())
+            .ok_or_else(|| PyErr::runtime_error("super(): no arguments"))?;
+        Ok(Value::Obj(Rc::new(Super { owner, this })))
+    }
+}

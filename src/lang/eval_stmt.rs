@@ -1,0 +1,463 @@
+//! Executing statements: control flow (as a [`Flow`] value rather than Rust unwinding),
+//! assignment forms, function and class definitions, `try`/`with`/`raise`, `del`, imports
+//! and IPython escapes. Each statement records its line in the environment so a traceback
+//! can point at it.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+use super::ast::*;
+use super::exc::{PyErr, PyResult};
+use super::runtime::{Class, Function};
+use super::value::Value;
+use super::vm::{Env, Vm};
+
+pub enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+impl Vm<'_> {
+    pub fn exec_block(&mut self, body: &[Stmt], env: &Env) -> PyResult<Flow> {
+        for s in body {
+            match self.exec(s, env)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    pub fn exec(&mut self, s: &Stmt, env: &Env) -> PyResult<Flow> {
+        env.line.set(s.line);
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                self.eval(e, env)?;
+            }
+            StmtKind::Assign(targets, value) => {
+                let v = self.eval(value, env)?;
+                for t in targets {
+                    self.assign(t, v.clone(), env)?;
+                }
+            }
+            StmtKind::AugAssign(target, op, value) => self.aug_assign(target, *op, value, env)?,
+            StmtKind::If(test, body, orelse) => {
+                let t = self.eval(test, env)?;
+                return if self.truthy(&t)? {
+                    self.exec_block(body, env)
+                } else {
+                    self.exec_block(orelse, env)
+                };
+            }
+            StmtKind::While(test, body, orelse) => loop {
+                self.check_interrupt_fast()?;
+                let t = self.eval(test, env)?;
+                if !self.truthy(&t)? {
+                    return self.exec_block(orelse, env);
+                }
+                match self.exec_block(body, env)? {
+                    Flow::Break => break,
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                }
+            },
+            StmtKind::For(target, iter, body, orelse) => {
+                let it = self.eval(iter, env)?;
+                return self.exec_for(target, it, body, orelse, env);
+            }
+            StmtKind::FuncDef(def, decos, target) => {
+                let mut f = self.make_function(def, env)?;
+                for d in decos.iter().rev() {
+                    let d = self.eval(d, env)?;
+                    f = self.call_value(&d, super::object::Args::new(vec![f]))?;
+                }
+                self.store_name(target, f, env)?;
+            }
+            StmtKind::ClassDef {
+                name,
+                bases,
+                body,
+                decorators,
+                target,
+            } => {
+                let mut c = self.make_class(name, bases, body, env)?;
+                for d in decorators.iter().rev() {
+                    let d = self.eval(d, env)?;
+                    c = self.call_value(&d, super::object::Args::new(vec![c]))?;
+                }
+                self.store_name(target, c, env)?;
+            }
+            StmtKind::Return(v) => {
+                let v = match v {
+                    Some(e) => self.eval(e, env)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StmtKind::Pass | StmtKind::Nop => {}
+            StmtKind::Break => return Ok(Flow::Break),
+            StmtKind::Continue => return Ok(Flow::Continue),
+            StmtKind::Raise(exc, cause) => return Err(self.raise(exc, cause, env)),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => return self.exec_try(body, handlers, orelse, finally, env),
+            StmtKind::With(items, body) => return self.exec_with(items, body, env),
+            StmtKind::Assert(test, msg) => {
+                let t = self.eval(test, env)?;
+                if !self.truthy(&t)? {
+                    let args = match msg {
+                        Some(m) => vec![self.eval(m, env)?],
+                        None => vec![],
+                    };
+                    let cls = self.exc_class("AssertionError");
+                    return Err(self.err_from_instance(super::exceptions::exc_instance(cls, args)));
+                }
+            }
+            StmtKind::Del(targets) => {
+                for t in targets {
+                    self.delete(t, env)?;
+                }
+            }
+            StmtKind::Import(path, alias, bind) => {
+                let v = self.import(path)?;
+                match alias {
+                    Some(_) => self.store_name(bind, v, env)?,
+                    None => {
+                        let top = path.split('.').next().unwrap_or("");
+                        let topv = self.import(top)?;
+                        self.store_name(bind, topv, env)?;
+                    }
+                }
+            }
+            StmtKind::ImportFrom(module, names) => {
+                let m = self.import(module)?;
+                for (n, bind) in names {
+                    let v = match self.get_attr(&m, n) {
+                        Ok(v) => v,
+                        Err(_) => match self.import(&format!("{module}.{n}")) {
+                            Ok(v) => v,
+                            Err(_) => {
+                                return Err(PyErr::new(
+                                    "ImportError",
+                                    format!("cannot import name '{n}' from '{module}'"),
+                                ))
+                            }
+                        },
+                    };
+                    self.store_name(bind, v, env)?;
+                }
+            }
+            StmtKind::ImportStar(module) => {
+                let m = self.import(module)?;
+                for n in self.dir_of(&m) {
+                    if n.starts_with('_') {
+                        continue;
+                    }
+                    if let Ok(v) = self.get_attr(&m, &n) {
+                        self.core
+                            .globals
+                            .borrow_mut()
+                            .insert(Rc::from(n.as_str()), v);
+                    }
+                }
+            }
+            StmtKind::Escape(kind, text) => self.escape(kind, text, env)?,
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_for(
+        &mut self,
+        target: &Expr,
+        it: Value,
+        body: &[Stmt],
+        orelse: &[Stmt],
+        env: &Env,
+    ) -> PyResult<Flow> {
+        // Ranges and lists iterate in place; everything else is collected first.
+        if let Some(r) = it.downcast::<super::runtime::Range>() {
+            let r = *r;
+            let mut i = r.start;
+            while (r.step > 0 && i < r.stop) || (r.step < 0 && i > r.stop) {
+                self.check_interrupt_fast()?;
+                self.assign(target, Value::Int(i), env)?;
+                match self.exec_block(body, env)? {
+                    Flow::Break => return Ok(Flow::Normal),
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                }
+                i += r.step;
+            }
+            return self.exec_block(orelse, env);
+        }
+        if let Value::List(l) = &it {
+            let mut i = 0;
+            loop {
+                let item = match l.borrow().get(i) {
+                    Some(v) => v.clone(),
+                    None => break,
+                };
+                i += 1;
+                self.check_interrupt_fast()?;
+                self.assign(target, item, env)?;
+                match self.exec_block(body, env)? {
+                    Flow::Break => return Ok(Flow::Normal),
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                }
+            }
+            return self.exec_block(orelse, env);
+        }
+        let iter = self.get_iter(&it)?;
+        while let Some(item) = self.next_item(&iter)? {
+            self.check_interrupt_fast()?;
+            self.assign(target, item, env)?;
+            match self.exec_block(body, env)? {
+                Flow::Break => return Ok(Flow::Normal),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                _ => {}
+            }
+        }
+        self.exec_block(orelse, env)
+    }
+
+    fn aug_assign(
+        &mut self,
+        target: &Expr,
+        op: super::object::BinOp,
+        value: &Expr,
+        env: &Env,
+    ) -> PyResult<()> {
+        match target {
+            Expr::Name(n) => {
+                let cur = self.load(n, env)?;
+                let rhs = self.eval(value, env)?;
+                let v = self.inplace(op, &cur, &rhs)?;
+                self.store_name(n, v, env)
+            }
+            Expr::Attr(obj, name) => {
+                let o = self.eval(obj, env)?;
+                let cur = self.get_attr(&o, name)?;
+                let rhs = self.eval(value, env)?;
+                let v = self.inplace(op, &cur, &rhs)?;
+                self.set_attr(&o, name, v)
+            }
+            Expr::Sub(obj, key) => {
+                let o = self.eval(obj, env)?;
+                let k = self.eval(key, env)?;
+                let cur = self.get_item(&o, &k)?;
+                let rhs = self.eval(value, env)?;
+                let v = self.inplace(op, &cur, &rhs)?;
+                self.set_item(&o, &k, v)
+            }
+            _ => Err(PyErr::new(
+                "SyntaxError",
+                "'expression' is an illegal expression for augmented assignment",
+            )),
+        }
+    }
+
+    /// `+=` on a list extends it in place (other holders see the change), as in Python.
+    fn inplace(&mut self, op: super::object::BinOp, a: &Value, b: &Value) -> PyResult<Value> {
+        if let (super::object::BinOp::Add, Value::List(l)) = (op, a) {
+            let items = self.iter_values(b)?;
+            l.borrow_mut().extend(items);
+            return Ok(a.clone());
+        }
+        self.binop(op, a, b)
+    }
+
+    fn delete(&mut self, t: &Expr, env: &Env) -> PyResult<()> {
+        match t {
+            Expr::Name(n) => self.delete_name(n, env),
+            Expr::Sub(obj, key) => {
+                let o = self.eval(obj, env)?;
+                let k = self.eval(key, env)?;
+                self.del_item(&o, &k)
+            }
+            Expr::Attr(obj, name) => {
+                let o = self.eval(obj, env)?;
+                self.del_attr(&o, name)
+            }
+            Expr::Tuple(items) | Expr::List(items) => {
+                for i in items {
+                    self.delete(i, env)?;
+                }
+                Ok(())
+            }
+            _ => Err(PyErr::new("SyntaxError", "cannot delete expression")),
+        }
+    }
+
+    fn make_class(
+        &mut self,
+        name: &Rc<str>,
+        bases: &[Expr],
+        body: &[Stmt],
+        env: &Env,
+    ) -> PyResult<Value> {
+        let mut base = None;
+        for b in bases {
+            let v = self.eval(b, env)?;
+            if base.is_none() {
+                base = Some(v);
+            }
+        }
+        let base = match base {
+            Some(b) if b.downcast::<super::runtime::BuiltinType>().is_some() => None,
+            other => other,
+        };
+        let ns = Rc::new(RefCell::new(IndexMap::new()));
+        ns.borrow_mut()
+            .insert("__module__".to_string(), Value::str("__main__"));
+        let cenv = Env {
+            frame: env.frame.clone(),
+            class_ns: Some(ns.clone()),
+            line: std::cell::Cell::new(env.line.get()),
+            owner: None,
+        };
+        if let Some(Stmt {
+            kind: StmtKind::Expr(Expr::Const(Value::Str(doc))),
+            ..
+        }) = body.first()
+        {
+            ns.borrow_mut()
+                .insert("__doc__".into(), Value::Str(doc.clone()));
+        }
+        self.exec_block(body, &cenv)?;
+        let dict = ns.borrow().clone();
+        let cls = Value::Obj(Rc::new(Class {
+            name: name.to_string(),
+            module: "__main__".into(),
+            base,
+            dict: RefCell::new(dict),
+            builtin: false,
+        }));
+        // Methods learn their class so zero-argument `super()` can find it.
+        if let Some(c) = cls.downcast::<Class>() {
+            let mut d = c.dict.borrow_mut();
+            for (_, v) in d.iter_mut() {
+                if let Some(f) = v.downcast::<Function>() {
+                    f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                }
+                if let Some(w) = v.downcast::<super::builtins_obj::Wrapper>() {
+                    if let Some(f) = w.func.downcast::<Function>() {
+                        f.attrs.borrow_mut().insert("__class__".into(), cls.clone());
+                    }
+                }
+            }
+        }
+        Ok(cls)
+    }
+
+    fn raise(&mut self, exc: &Option<Expr>, cause: &Option<Expr>, env: &Env) -> PyErr {
+        let _ = cause;
+        let Some(exc) = exc else {
+            return match self.handling.last() {
+                Some(e) => e.clone(),
+                None => PyErr::runtime_error("No active exception to reraise"),
+            };
+        };
+        let v = match self.eval(exc, env) {
+            Ok(v) => v,
+            Err(e) => return e,
+        };
+        if super::exceptions::is_exception_class(&v) {
+            return match self.call_value(&v, super::object::Args::default()) {
+                Ok(inst) => self.err_from_instance(inst),
+                Err(e) => e,
+            };
+        }
+        if let Some(i) = v.downcast::<super::runtime::Instance>() {
+            if super::exceptions::is_exception_class(&i.class) {
+                return self.err_from_instance(v);
+            }
+        }
+        PyErr::type_error("exceptions must derive from BaseException")
+    }
+
+    pub fn err_from_instance(&mut self, inst: Value) -> PyErr {
+        let name = inst.type_name();
+        let msg = self.exc_message(&inst);
+        let mut e = PyErr::new(&name, msg);
+        e.0.value = Some(inst);
+        e
+    }
+
+    fn exec_try(
+        &mut self,
+        body: &[Stmt],
+        handlers: &[Handler],
+        orelse: &[Stmt],
+        finally: &[Stmt],
+        env: &Env,
+    ) -> PyResult<Flow> {
+        let mut result = self.exec_block(body, env);
+        if let Err(e) = &result {
+            let e = e.clone();
+            for h in handlers {
+                let matched = match &h.ty {
+                    None => true,
+                    Some(t) => {
+                        let spec = self.eval(t, env)?;
+                        self.err_matches(&e, &spec)
+                    }
+                };
+                if matched {
+                    env.line.set(h.line);
+                    if let Some(n) = &h.name {
+                        let v = self.err_value(&e);
+                        self.store_name(n, v, env)?;
+                    }
+                    self.handling.push(e.clone());
+                    result = self.exec_block(&h.body, env);
+                    self.handling.pop();
+                    break;
+                }
+            }
+        } else if let Ok(Flow::Normal) = result {
+            result = self.exec_block(orelse, env);
+        }
+        if !finally.is_empty() {
+            match self.exec_block(finally, env)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        result
+    }
+
+    fn exec_with(
+        &mut self,
+        items: &[(Expr, Option<Expr>)],
+        body: &[Stmt],
+        env: &Env,
+    ) -> PyResult<Flow> {
+        let Some(((ctx_expr, target), rest)) = items.split_first() else {
+            return self.exec_block(body, env);
+        };
+        let mgr = self.eval(ctx_expr, env)?;
+        let entered = self.ctx_enter(&mgr)?;
+        if let Some(t) = target {
+            self.assign(t, entered, env)?;
+        }
+        let result = if rest.is_empty() {
+            self.exec_block(body, env)
+        } else {
+            self.exec_with(rest, body, env)
+        };
+        let err = result.as_ref().err().cloned();
+        let swallow = self.ctx_exit(&mgr, err.as_ref())?;
+        match result {
+            Err(_) if swallow => Ok(Flow::Normal),
+            other => other,
+        }
+    }
+}

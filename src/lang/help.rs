@@ -1,0 +1,58 @@
+//! Inspection text: signatures and one-paragraph docs for builtins, user functions and
+//! classes, and natives (through `Object::doc`), as `help(x)`, `x?` and the inspect request
+//! show them.
+
+use super::exc::PyResult;
+use super::runtime::{Class, Function};
+use super::value::Value;
+use super::vm::Vm;
+
+pub fn builtin_doc(name: &str) -> String {
+    let (sig, doc) = match name {
+        "print" => ("print(*args, sep=' ', end='\\n', file=None, flush=False)", "Prints the values to a stream, or to sys.stdout by default."),
+        "len" => ("len(obj, /)", "Return the number of items in a container."),
+        "range" => ("range(stop) / range(start, stop[, step])", "Return an object that produces a sequence of integers from start (inclusive) to stop (exclusive) by step."),
+        "sorted" => ("sorted(iterable, /, *, key=None, reverse=False)", "Return a new list containing all items from the iterable in ascending order."),
+        "isinstance" => ("isinstance(obj, class_or_tuple, /)", "Return whether an object is an instance of a class or of a subclass thereof."),
+        "display" => ("display(*objs)", "Display a Python object in all frontends, using its richest representation."),
+        "enumerate" => ("enumerate(iterable, start=0)", "Return an enumerate object yielding (index, value) pairs."),
+        "zip" => ("zip(*iterables)", "Iterate over several iterables in parallel, producing tuples."),
+        "sum" => ("sum(iterable, /, start=0)", "Return the sum of a 'start' value (default: 0) plus an iterable of numbers."),
+        "open" => ("open(file, mode='r', encoding=None)", "Open file and return a stream."),
+        _ => ("", ""),
+    };
+    if sig.is_empty() {
+        format!("{name}(...)\nBuilt-in function {name}.")
+    } else {
+        format!("{sig}\n{doc}")
+    }
+}
+
+pub fn help_text(vm: &mut Vm, v: &Value) -> PyResult<String> {
+    if let Some(f) = v.downcast::<Function>() {
+        let params: Vec<String> = f.def.params.iter().map(|p| p.name.to_string()).collect();
+        let mut s = format!("{}({})", f.def.name, params.join(", "));
+        if let Some(d) = &f.def.doc {
+            s.push('\n');
+            s.push_str(d);
+        }
+        return Ok(s);
+    }
+    if let Some(c) = v.downcast::<Class>() {
+        let mut s = format!("class {}", c.name);
+        if let Some(Value::Str(d)) = c.lookup("__doc__") {
+            s.push('\n');
+            s.push_str(&d);
+        }
+        return Ok(s);
+    }
+    if let Value::Obj(o) | Value::Native(o) = v {
+        if let Some(d) = o.doc() {
+            if !d.is_empty() {
+                return Ok(d);
+            }
+        }
+    }
+    let r = vm.repr_of(v)?;
+    Ok(format!("{r}\nType: {}", v.type_name()))
+}

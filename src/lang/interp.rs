@@ -1,0 +1,261 @@
+//! The interpreter as the session sees it: runs a cell (parse, convert, execute statement
+//! by statement, show the final expression as the execute result), formats uncaught
+//! exceptions as IPython does, and answers completion, inspection and `is_complete`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use ruff_python_parser::{Mode, ParseOptions};
+
+use super::ast::{Expr, Source, StmtKind};
+use super::convert::Converter;
+use super::exc::{Frame, PyErr};
+use super::vm::{Core, Env, Vm};
+use super::ModuleLoader;
+use crate::display::MimeBundle;
+use crate::session::{
+    Completion, ErrorInfo, ExecuteReply, ExecuteRequest, HistoryEntry, IsComplete, Output, Sink,
+};
+
+pub struct Interpreter {
+    pub core: Core,
+}
+
+/// A sink that drops everything (completion and inspection run without a cell).
+struct NullSink;
+impl Sink for NullSink {
+    fn emit(&self, _output: Output) {}
+    fn input(&self, _prompt: &str, _password: bool) -> Option<String> {
+        None
+    }
+}
+
+impl Interpreter {
+    pub fn new(interrupt: Arc<AtomicBool>, modules: ModuleLoader) -> Interpreter {
+        let exc = super::exceptions::make_classes();
+        let builtins = super::builtins::make_builtins(&exc);
+        Interpreter {
+            core: Core {
+                globals: Rc::new(RefCell::new(IndexMap::new())),
+                builtins,
+                interrupt,
+                loader: modules,
+                modules: Default::default(),
+                state: Default::default(),
+                count: 0,
+                history: vec![],
+                exc_classes: exc,
+                hidden: vec![],
+            },
+        }
+    }
+
+    pub fn execution_count(&self) -> u64 {
+        self.core.count
+    }
+
+    pub fn history(&self) -> Vec<HistoryEntry> {
+        self.core.history.clone()
+    }
+
+    pub fn execute(&mut self, req: &ExecuteRequest, sink: &dyn Sink) -> ExecuteReply {
+        if req.store_history && !req.silent {
+            self.core.count += 1;
+            self.core.history.push(HistoryEntry {
+                session: 1,
+                line: self.core.count,
+                input: req.code.clone(),
+            });
+        }
+        let count = self.core.count;
+        let file = format!("Cell In[{count}]");
+        let mut vm = Vm::new(&mut self.core, sink, file, req.allow_stdin);
+        let result = run_cell(&mut vm, &req.code, req.silent);
+        vm.flush();
+        let pager = std::mem::take(&mut vm.pager);
+        let mut user_expressions = vec![];
+        for (name, code) in &req.user_expressions {
+            let r = eval_snippet(&mut vm, code);
+            user_expressions.push((name.clone(), r));
+        }
+        vm.flush();
+        ExecuteReply {
+            execution_count: count,
+            result,
+            pager,
+            user_expressions,
+        }
+    }
+
+    pub fn complete(&mut self, code: &str, cursor: usize) -> Completion {
+        let sink = NullSink;
+        let mut vm = Vm::new(&mut self.core, &sink, String::new(), false);
+        super::complete::complete(&mut vm, code, cursor)
+    }
+
+    pub fn inspect(&mut self, code: &str, cursor: usize, _detail: u8) -> Option<MimeBundle> {
+        let sink = NullSink;
+        let mut vm = Vm::new(&mut self.core, &sink, String::new(), false);
+        super::complete::inspect(&mut vm, code, cursor)
+    }
+}
+
+fn eval_snippet(vm: &mut Vm, code: &str) -> Result<MimeBundle, ErrorInfo> {
+    let src = Rc::new(Source {
+        file: "<user_expression>".into(),
+        lines: vec![code.to_string()],
+    });
+    let parsed = ruff_python_parser::parse_expression(code)
+        .map_err(|e| syntax_error_info(code, &e, "<user_expression>"))?;
+    let mut conv = Converter::new(code, src);
+    let e = conv.expr(parsed.expr());
+    let env = Env::top();
+    let v = vm.eval(&e, &env).map_err(|e| error_info(vm, e))?;
+    vm.rich_of(&v).map_err(|e| error_info(vm, e))
+}
+
+fn run_cell(vm: &mut Vm, code: &str, silent: bool) -> Result<(), ErrorInfo> {
+    let file = vm.file.clone();
+    let lines: Vec<String> = code.lines().map(String::from).collect();
+    let src = Rc::new(Source {
+        file: file.clone(),
+        lines,
+    });
+    let (code, cell_magic) = super::magics::split_cell_magic(code);
+    if let Some((name, arg)) = cell_magic {
+        return super::magics::cell_magic(vm, &name, &arg, &code).map_err(|e| error_info(vm, e));
+    }
+    let parsed = match ruff_python_parser::parse(&code, ParseOptions::from(Mode::Ipython)) {
+        Ok(p) => p,
+        Err(e) => return Err(syntax_error_info(&code, &e, &file)),
+    };
+    let Some(module) = parsed.try_into_module() else {
+        return Ok(());
+    };
+    let mut conv = Converter::new(&code, src.clone());
+    let body = conv.body(module.suite());
+    let env = Env::top();
+    let n = body.len();
+    let trailing_semicolon = code.trim_end().ends_with(';');
+    for (i, stmt) in body.iter().enumerate() {
+        let last = i + 1 == n;
+        let r = match (&stmt.kind, last) {
+            (StmtKind::Expr(e), true)
+                if !trailing_semicolon && !silent && !matches!(e, Expr::Unsupported(_)) =>
+            {
+                env.line.set(stmt.line);
+                vm.eval(e, &env).and_then(|v| show_result(vm, v))
+            }
+            _ => vm.exec(stmt, &env).map(|_| ()),
+        };
+        if let Err(mut e) = r {
+            let line = env.line.get() as usize;
+            let source = src
+                .lines
+                .get(line.saturating_sub(1))
+                .cloned()
+                .unwrap_or_default();
+            e.0.traceback.insert(
+                0,
+                Frame {
+                    file: file.clone(),
+                    function: None,
+                    line,
+                    source,
+                },
+            );
+            vm.flush();
+            return Err(error_info(vm, e));
+        }
+    }
+    Ok(())
+}
+
+fn show_result(vm: &mut Vm, v: super::value::Value) -> Result<(), PyErr> {
+    if v.is_none() {
+        return Ok(());
+    }
+    let data = vm.rich_of(&v)?;
+    vm.core.globals.borrow_mut().insert(Rc::from("_"), v);
+    vm.flush();
+    vm.sink.emit(Output::ExecuteResult {
+        execution_count: vm.core.count,
+        data,
+        metadata: Default::default(),
+    });
+    Ok(())
+}
+
+/// The IPython-style rendering of an uncaught exception.
+pub fn error_info(vm: &mut Vm, e: PyErr) -> ErrorInfo {
+    let ename = e.type_name().to_string();
+    let evalue = e.message().to_string();
+    let mut tb = vec![
+        "\u{1b}[0;31m---------------------------------------------------------------------------\u{1b}[0m".to_string(),
+        format!("\u{1b}[0;31m{ename:<42}\u{1b}[0mTraceback (most recent call last)"),
+    ];
+    let _ = vm;
+    for f in &e.0.traceback {
+        let head = match &f.function {
+            Some(func) => format!("{}, line {}, in {func}()", f.file, f.line),
+            None => format!("{}, line {}", f.file, f.line),
+        };
+        tb.push(format!(
+            "\u{1b}[0;32m{head}\u{1b}[0m\n\u{1b}[0;32m----> {:<2}\u{1b}[0m{}",
+            f.line, f.source
+        ));
+    }
+    for n in &e.0.notes {
+        tb.push(n.clone());
+    }
+    tb.push(if evalue.is_empty() {
+        format!("\u{1b}[0;31m{ename}\u{1b}[0m")
+    } else {
+        format!("\u{1b}[0;31m{ename}\u{1b}[0m: {evalue}")
+    });
+    ErrorInfo {
+        ename,
+        evalue,
+        traceback: tb,
+    }
+}
+
+/// A parse error as IPython shows a `SyntaxError`: the cell line, the source and a caret.
+pub fn syntax_error_info(code: &str, e: &ruff_python_parser::ParseError, file: &str) -> ErrorInfo {
+    let start = e.location.start().to_usize().min(code.len());
+    let line_no = code[..start].matches('\n').count() + 1;
+    let line_start = code[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line = code[line_start..].lines().next().unwrap_or("");
+    let col = code[line_start..start].chars().count();
+    let msg = super::syntax::message(code, e);
+    let (line_no, line, col) =
+        super::syntax::locate(code, e, &msg).unwrap_or((line_no, line.to_string(), col));
+    let evalue = msg.clone();
+    let tb = vec![
+        format!(
+            "  \u{1b}[0;36mCell {file}, line {line_no}\u{1b}[0m",
+            file = file.trim_start_matches("Cell ")
+        ),
+        format!("    {}", line.trim_end()),
+        format!(
+            "    {}\u{1b}[0;31m^\u{1b}[0m",
+            " ".repeat(col.saturating_sub(line.len() - line.trim_start().len()))
+        ),
+        format!("\u{1b}[0;31mSyntaxError\u{1b}[0m\u{1b}[0;31m:\u{1b}[0m {msg}"),
+    ];
+    let mut tb = tb;
+    tb[1] = format!("    {}", line.trim());
+    ErrorInfo {
+        ename: "SyntaxError".into(),
+        evalue,
+        traceback: tb,
+    }
+}
+
+/// Whether a cell is complete, from the parser alone.
+pub fn is_complete(code: &str) -> IsComplete {
+    super::syntax::is_complete(code)
+}

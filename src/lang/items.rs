@@ -1,0 +1,467 @@
+//! Indexing, slicing, membership, length and iteration for every kind of value.
+
+use super::exc::{PyErr, PyResult};
+use super::object::Args;
+use super::runtime::*;
+use super::value::{HashKey, Value};
+use super::vm::Vm;
+
+fn norm_index(i: i64, len: usize, what: &str) -> PyResult<usize> {
+    let j = if i < 0 { i + len as i64 } else { i };
+    if j < 0 || j >= len as i64 {
+        return Err(PyErr::index_error(format!("{what} index out of range")));
+    }
+    Ok(j as usize)
+}
+
+/// The indices a slice selects from a sequence of `len`, as CPython computes them.
+pub fn slice_indices(s: &Slice, len: usize) -> PyResult<Vec<usize>> {
+    let len = len as i64;
+    let step = if s.step.is_none() {
+        1
+    } else {
+        s.step.as_int()?
+    };
+    if step == 0 {
+        return Err(PyErr::value_error("slice step cannot be zero"));
+    }
+    let clamp = |v: &Value, default: i64| -> PyResult<i64> {
+        if v.is_none() {
+            return Ok(default);
+        }
+        let mut i = v.as_int()?;
+        if i < 0 {
+            i += len;
+            if i < 0 {
+                i = if step < 0 { -1 } else { 0 };
+            }
+        } else if i >= len {
+            i = if step < 0 { len - 1 } else { len };
+        }
+        Ok(i)
+    };
+    let (lo, hi) = if step > 0 {
+        (clamp(&s.lo, 0)?, clamp(&s.hi, len)?)
+    } else {
+        (clamp(&s.lo, len - 1)?, clamp(&s.hi, -1)?)
+    };
+    let mut out = vec![];
+    let mut i = lo;
+    while (step > 0 && i < hi) || (step < 0 && i > hi) {
+        out.push(i as usize);
+        i += step;
+    }
+    Ok(out)
+}
+
+impl Vm<'_> {
+    pub fn get_item(&mut self, v: &Value, k: &Value) -> PyResult<Value> {
+        match (v, k) {
+            (Value::List(l), Value::Int(i)) => {
+                let l = l.borrow();
+                let j = norm_index(*i, l.len(), "list")?;
+                return Ok(l[j].clone());
+            }
+            (Value::Tuple(t), Value::Int(i)) => {
+                let j = norm_index(*i, t.len(), "tuple")?;
+                return Ok(t[j].clone());
+            }
+            (Value::Dict(d), _) => {
+                if let Some(x) = d.borrow().get(k)? {
+                    return Ok(x);
+                }
+                let r = self.repr_of(k)?;
+                return Err(PyErr::key_error(r));
+            }
+            (Value::Str(s), Value::Int(i)) => {
+                let n = s.chars().count();
+                let j = norm_index(*i, n, "string")?;
+                return Ok(Value::from(
+                    s.chars().nth(j).map(String::from).unwrap_or_default(),
+                ));
+            }
+            (Value::Native(o), _) => {
+                let o = o.clone();
+                return o.getitem(k, self);
+            }
+            _ => {}
+        }
+        if let Some(s) = k.downcast::<Slice>() {
+            match v {
+                Value::List(l) => {
+                    let l = l.borrow();
+                    let idx = slice_indices(s, l.len())?;
+                    return Ok(Value::list(idx.into_iter().map(|i| l[i].clone()).collect()));
+                }
+                Value::Tuple(t) => {
+                    let idx = slice_indices(s, t.len())?;
+                    return Ok(Value::tuple(
+                        idx.into_iter().map(|i| t[i].clone()).collect(),
+                    ));
+                }
+                Value::Str(st) => {
+                    let chars: Vec<char> = st.chars().collect();
+                    let idx = slice_indices(s, chars.len())?;
+                    return Ok(Value::from(
+                        idx.into_iter().map(|i| chars[i]).collect::<String>(),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(r) = v.downcast::<Range>() {
+                let all: Vec<i64> = (0..r.len()).map(|i| r.start + i * r.step).collect();
+                let idx = slice_indices(s, all.len())?;
+                return Ok(Value::list(
+                    idx.into_iter().map(|i| Value::Int(all[i])).collect(),
+                ));
+            }
+        }
+        if let Some(r) = v.downcast::<Range>() {
+            if let Value::Int(i) = k {
+                let j = norm_index(*i, r.len() as usize, "range object")?;
+                return Ok(Value::Int(r.start + j as i64 * r.step));
+            }
+        }
+        if let Value::Bool(b) = k {
+            return self.get_item(v, &Value::Int(*b as i64));
+        }
+        if v.downcast::<Instance>().is_some() {
+            if let Some(m) = self.try_attr(v, "__getitem__")? {
+                return self.call_value(&m, Args::new(vec![k.clone()]));
+            }
+        }
+        if v.downcast::<Class>().is_some() || v.downcast::<BuiltinType>().is_some() {
+            // `list[int]` in annotations: the class itself is a fine stand-in.
+            return Ok(v.clone());
+        }
+        match v {
+            Value::List(_) | Value::Tuple(_) | Value::Str(_) => Err(PyErr::type_error(format!(
+                "{} indices must be integers or slices, not {}",
+                v.type_name(),
+                k.type_name()
+            ))),
+            _ => Err(PyErr::type_error(format!(
+                "'{}' object is not subscriptable",
+                v.type_name()
+            ))),
+        }
+    }
+
+    pub fn set_item(&mut self, o: &Value, k: &Value, v: Value) -> PyResult<()> {
+        match (o, k) {
+            (Value::List(l), Value::Int(i)) => {
+                let mut l = l.borrow_mut();
+                let j = norm_index(*i, l.len(), "list assignment")?;
+                l[j] = v;
+                Ok(())
+            }
+            (Value::Dict(d), _) => d.borrow_mut().insert(k.clone(), v),
+            (Value::Native(n), _) => {
+                let n = n.clone();
+                n.setitem(k, v, self)
+            }
+            (Value::List(l), _) if k.downcast::<Slice>().is_some() => {
+                let s = k
+                    .downcast::<Slice>()
+                    .ok_or_else(|| PyErr::type_error("slice"))?;
+                let items = self.iter_values(&v)?;
+                let len = l.borrow().len();
+                let idx = slice_indices(s, len)?;
+                let step = if s.step.is_none() {
+                    1
+                } else {
+                    s.step.as_int()?
+                };
+                let mut lb = l.borrow_mut();
+                if step == 1 {
+                    let start = idx.first().copied().unwrap_or_else(|| {
+                        let lo = if s.lo.is_none() {
+                            0
+                        } else {
+                            s.lo.as_int().unwrap_or(0)
+                        };
+                        let lo = if lo < 0 { (lo + len as i64).max(0) } else { lo };
+                        (lo as usize).min(len)
+                    });
+                    let end = idx.last().map(|x| x + 1).unwrap_or(start);
+                    lb.splice(start..end, items);
+                    Ok(())
+                } else if idx.len() == items.len() {
+                    for (i, x) in idx.into_iter().zip(items) {
+                        lb[i] = x;
+                    }
+                    Ok(())
+                } else {
+                    Err(PyErr::value_error(format!(
+                        "attempt to assign sequence of size {} to extended slice of size {}",
+                        items.len(),
+                        idx.len()
+                    )))
+                }
+            }
+            _ => {
+                if o.downcast::<Instance>().is_some() {
+                    if let Some(m) = self.try_attr(o, "__setitem__")? {
+                        self.call_value(&m, Args::new(vec![k.clone(), v]))?;
+                        return Ok(());
+                    }
+                }
+                Err(PyErr::type_error(format!(
+                    "'{}' object does not support item assignment",
+                    o.type_name()
+                )))
+            }
+        }
+    }
+
+    pub fn del_item(&mut self, o: &Value, k: &Value) -> PyResult<()> {
+        match (o, k) {
+            (Value::List(l), Value::Int(i)) => {
+                let mut l = l.borrow_mut();
+                let j = norm_index(*i, l.len(), "list assignment")?;
+                l.remove(j);
+                Ok(())
+            }
+            (Value::List(l), _) if k.downcast::<Slice>().is_some() => {
+                let s = k
+                    .downcast::<Slice>()
+                    .ok_or_else(|| PyErr::type_error("slice"))?;
+                let mut idx = slice_indices(s, l.borrow().len())?;
+                idx.sort_unstable();
+                let mut lb = l.borrow_mut();
+                for i in idx.into_iter().rev() {
+                    lb.remove(i);
+                }
+                Ok(())
+            }
+            (Value::Dict(d), _) => match d.borrow_mut().remove(k)? {
+                Some(_) => Ok(()),
+                None => Err(PyErr::key_error(self.repr_of(k)?)),
+            },
+            _ => {
+                if o.downcast::<Instance>().is_some() {
+                    if let Some(m) = self.try_attr(o, "__delitem__")? {
+                        self.call_value(&m, Args::new(vec![k.clone()]))?;
+                        return Ok(());
+                    }
+                }
+                Err(PyErr::type_error(format!(
+                    "'{}' object does not support item deletion",
+                    o.type_name()
+                )))
+            }
+        }
+    }
+
+    pub fn contains(&mut self, container: &Value, item: &Value) -> PyResult<bool> {
+        match container {
+            Value::Str(s) => match item {
+                Value::Str(x) => Ok(s.contains(&**x)),
+                _ => Err(PyErr::type_error(format!(
+                    "'in <string>' requires string as left operand, not {}",
+                    item.type_name()
+                ))),
+            },
+            Value::Dict(d) => Ok(d.borrow().get(item)?.is_some()),
+            _ => {
+                if let Some(s) = container.downcast::<Set>() {
+                    return Ok(s.items.borrow().contains_key(&HashKey::of(item)?));
+                }
+                if let Some(r) = container.downcast::<Range>() {
+                    if let Value::Int(i) = item {
+                        let r = *r;
+                        let inside = if r.step > 0 {
+                            *i >= r.start && *i < r.stop
+                        } else {
+                            *i <= r.start && *i > r.stop
+                        };
+                        return Ok(inside && (i - r.start) % r.step == 0);
+                    }
+                }
+                if container.downcast::<Instance>().is_some() {
+                    if let Some(m) = self.try_attr(container, "__contains__")? {
+                        let r = self.call_value(&m, Args::new(vec![item.clone()]))?;
+                        return self.truthy(&r);
+                    }
+                }
+                for x in self.iter_values(container)? {
+                    if x.is(item) || self.eq(&x, item)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    pub fn len_of(&mut self, v: &Value) -> PyResult<usize> {
+        Ok(match v {
+            Value::Str(s) => s.chars().count(),
+            Value::List(l) => l.borrow().len(),
+            Value::Tuple(t) => t.len(),
+            Value::Dict(d) => d.borrow().len(),
+            Value::Native(o) => {
+                let o = o.clone();
+                match o.len(self)? {
+                    Some(n) => n,
+                    None => return Err(no_len(v)),
+                }
+            }
+            _ => {
+                if let Some(s) = v.downcast::<Set>() {
+                    return Ok(s.items.borrow().len());
+                }
+                if let Some(r) = v.downcast::<Range>() {
+                    return Ok(r.len() as usize);
+                }
+                if v.downcast::<Instance>().is_some() {
+                    if let Some(m) = self.try_attr(v, "__len__")? {
+                        let r = self.call_value(&m, Args::default())?;
+                        return Ok(r.as_int()?.max(0) as usize);
+                    }
+                }
+                return Err(no_len(v));
+            }
+        })
+    }
+
+    /// `iter(v)`: a value that `next_item` advances.
+    pub fn get_iter(&mut self, v: &Value) -> PyResult<Value> {
+        if let Value::Native(o) = v {
+            let o = o.clone();
+            return o.iter(v, self);
+        }
+        if v.downcast::<SeqIter>().is_some() {
+            return Ok(v.clone());
+        }
+        if v.downcast::<Instance>().is_some() {
+            if let Some(m) = self.try_attr(v, "__iter__")? {
+                return self.call_value(&m, Args::default());
+            }
+            if self.try_attr(v, "__getitem__")?.is_some() {
+                let mut items = vec![];
+                let mut i = 0;
+                loop {
+                    match self.get_item(v, &Value::Int(i)) {
+                        Ok(x) => items.push(x),
+                        Err(e)
+                            if e.type_name() == "IndexError"
+                                || e.type_name() == "StopIteration" =>
+                        {
+                            break
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    i += 1;
+                    self.check_interrupt_fast()?;
+                }
+                return Ok(SeqIter::value(items));
+            }
+        }
+        Ok(SeqIter::value(self.iter_values(v)?))
+    }
+
+    pub fn next_item(&mut self, it: &Value) -> PyResult<Option<Value>> {
+        if let Some(s) = it.downcast::<SeqIter>() {
+            let i = s.pos.get();
+            s.pos.set(i + 1);
+            return Ok(s.items.get(i).cloned());
+        }
+        if let Value::Native(o) = it {
+            let o = o.clone();
+            return o.next(self);
+        }
+        if it.downcast::<Instance>().is_some() {
+            if let Some(m) = self.try_attr(it, "__next__")? {
+                return match self.call_value(&m, Args::default()) {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) if e.type_name() == "StopIteration" => Ok(None),
+                    Err(e) => Err(e),
+                };
+            }
+        }
+        Err(PyErr::type_error(format!(
+            "'{}' object is not an iterator",
+            it.type_name()
+        )))
+    }
+
+    /// Every item of an iterable, collected.
+    pub fn iter_values(&mut self, v: &Value) -> PyResult<Vec<Value>> {
+        match v {
+            Value::List(l) => return Ok(l.borrow().clone()),
+            Value::Tuple(t) => return Ok(t.to_vec()),
+            Value::Str(s) => return Ok(s.chars().map(|c| Value::from(c.to_string())).collect()),
+            Value::Dict(d) => return Ok(d.borrow().items().map(|(k, _)| k.clone()).collect()),
+            _ => {}
+        }
+        if let Some(s) = v.downcast::<Set>() {
+            return Ok(s.items.borrow().values().cloned().collect());
+        }
+        if let Some(r) = v.downcast::<Range>() {
+            let n = r.len();
+            if n > super::ops::MAX_ITEMS {
+                return Err(PyErr::memory_error(""));
+            }
+            return Ok((0..n).map(|i| Value::Int(r.start + i * r.step)).collect());
+        }
+        if let Some(s) = v.downcast::<SeqIter>() {
+            let i = s.pos.get();
+            s.pos.set(s.items.len());
+            return Ok(s.items.get(i..).map(|x| x.to_vec()).unwrap_or_default());
+        }
+        let is_iterable = matches!(v, Value::Native(_)) || v.downcast::<Instance>().is_some();
+        if !is_iterable {
+            return Err(PyErr::type_error(format!(
+                "'{}' object is not iterable",
+                v.type_name()
+            )));
+        }
+        let it = self.get_iter(v)?;
+        if it.downcast::<SeqIter>().is_some() && !it.is(v) {
+            return self.iter_values(&it);
+        }
+        let mut out = vec![];
+        while let Some(x) = self.next_item(&it)? {
+            out.push(x);
+            if out.len() & 255 == 0 {
+                self.check_interrupt_fast()?;
+            }
+            if out.len() as i64 > super::ops::MAX_ITEMS {
+                return Err(PyErr::memory_error(""));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Key/value pairs of a mapping (for `**kwargs` and `dict(m)`).
+    pub fn mapping_items(&mut self, m: &Value) -> PyResult<Vec<(Value, Value)>> {
+        if let Value::Dict(d) = m {
+            return Ok(d
+                .borrow()
+                .items()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect());
+        }
+        let keys_fn = self.try_attr(m, "keys")?;
+        match keys_fn {
+            Some(kf) => {
+                let keys = self.call_value(&kf, Args::default())?;
+                let mut out = vec![];
+                for k in self.iter_values(&keys)? {
+                    let v = self.get_item(m, &k)?;
+                    out.push((k, v));
+                }
+                Ok(out)
+            }
+            None => Err(PyErr::type_error(format!(
+                "'{}' object is not a mapping",
+                m.type_name()
+            ))),
+        }
+    }
+}
+
+fn no_len(v: &Value) -> PyErr {
+    PyErr::type_error(format!("object of type '{}' has no len()", v.type_name()))
+}

@@ -1,0 +1,311 @@
+//! `repr`, `str` and the display bundle of values, with CPython's spellings: floats as the
+//! shortest round-trip form (exponent form below 1e-4 and from 1e16), strings quoted the
+//! way CPython chooses, containers recursively, user `__repr__`/`__str__` honoured.
+
+use super::exc::PyResult;
+use super::object::Args;
+use super::runtime::*;
+use super::value::Value;
+use super::vm::Vm;
+use crate::display::MimeBundle;
+
+/// `repr(float)` exactly as CPython prints it.
+pub fn float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits; lay them out CPython's way.
+    let e = format!("{x:e}");
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if neg { "-" } else { "" };
+    if !(-4..16).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let m = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
+        let es = if exp < 0 {
+            format!("-{:02}", -exp)
+        } else {
+            format!("+{exp:02}")
+        };
+        return format!("{sign}{m}e{es}");
+    }
+    let n = digits.len() as i32;
+    if exp < 0 {
+        format!("{sign}0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+    } else if exp + 1 >= n {
+        format!("{sign}{}{}.0", digits, "0".repeat((exp + 1 - n) as usize))
+    } else {
+        let (a, b) = digits.split_at((exp + 1) as usize);
+        format!("{sign}{a}.{b}")
+    }
+}
+
+pub fn str_repr(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
+impl Vm<'_> {
+    pub fn repr_of(&mut self, v: &Value) -> PyResult<String> {
+        if self.depth > super::vm::RECURSION_LIMIT {
+            return Ok("...".into());
+        }
+        Ok(match v {
+            Value::None => "None".into(),
+            Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(x) => float_repr(*x),
+            Value::Str(s) => str_repr(s),
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                format!("[{}]", self.join_reprs(&items)?)
+            }
+            Value::Tuple(t) => {
+                if t.len() == 1 {
+                    format!("({},)", self.repr_of(&t[0])?)
+                } else {
+                    format!("({})", self.join_reprs(t)?)
+                }
+            }
+            Value::Dict(d) => {
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .items()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let mut parts = vec![];
+                self.depth += 1;
+                for (k, v) in items {
+                    let r = (|| {
+                        Ok::<_, super::exc::PyErr>(format!(
+                            "{}: {}",
+                            self.repr_of(&k)?,
+                            self.repr_of(&v)?
+                        ))
+                    })();
+                    parts.push(r);
+                }
+                self.depth -= 1;
+                let parts: PyResult<Vec<String>> = parts.into_iter().collect();
+                format!("{{{}}}", parts?.join(", "))
+            }
+            Value::Native(o) => {
+                let o = o.clone();
+                o.repr(self)?
+            }
+            Value::Obj(o) => {
+                let any = o.as_any();
+                if let Some(s) = any.downcast_ref::<Set>() {
+                    let items: Vec<Value> = s.items.borrow().values().cloned().collect();
+                    let name = if s.frozen { "frozenset" } else { "set" };
+                    return Ok(if items.is_empty() {
+                        format!("{name}()")
+                    } else if s.frozen {
+                        format!("frozenset({{{}}})", self.join_reprs(&items)?)
+                    } else {
+                        format!("{{{}}}", self.join_reprs(&items)?)
+                    });
+                }
+                if let Some(i) = any.downcast_ref::<Instance>() {
+                    if let Some(m) = self.try_attr(v, "__repr__")? {
+                        let r = self.call_value(&m, Args::default())?;
+                        return match r {
+                            Value::Str(s) => Ok(s.to_string()),
+                            other => Err(super::exc::PyErr::type_error(format!(
+                                "__repr__ returned non-string (type {})",
+                                other.type_name()
+                            ))),
+                        };
+                    }
+                    if super::exceptions::is_exception_class(&i.class) {
+                        let args = i
+                            .attrs
+                            .borrow()
+                            .get("args")
+                            .cloned()
+                            .unwrap_or(Value::tuple(vec![]));
+                        let inner = match &args {
+                            Value::Tuple(t) if t.len() == 1 => self.repr_of(&t[0])?,
+                            Value::Tuple(t) => self.join_reprs(t)?,
+                            other => self.repr_of(other)?,
+                        };
+                        return Ok(format!("{}({inner})", v.type_name()));
+                    }
+                    let module = i.class().map(|c| c.module.clone()).unwrap_or_default();
+                    return Ok(format!(
+                        "<{module}.{} object at 0x{:x}>",
+                        v.type_name(),
+                        std::rc::Rc::as_ptr(o) as *const u8 as usize
+                    ));
+                }
+                if let Some(b) = any.downcast_ref::<BoundMethod>() {
+                    let f = b.func.clone();
+                    let fname = self
+                        .try_attr(&f, "__name__")?
+                        .map(|n| self.str_of(&n))
+                        .transpose()?
+                        .unwrap_or_default();
+                    let this = b.this.clone();
+                    let owner = this.type_name();
+                    let r = self.repr_of(&this)?;
+                    return Ok(format!("<bound method {owner}.{fname} of {r}>"));
+                }
+                let o = o.clone();
+                o.repr(self)?
+            }
+        })
+    }
+
+    fn join_reprs(&mut self, items: &[Value]) -> PyResult<String> {
+        self.depth += 1;
+        let mut parts = Vec::with_capacity(items.len());
+        for x in items {
+            match self.repr_of(x) {
+                Ok(s) => parts.push(s),
+                Err(e) => {
+                    self.depth -= 1;
+                    return Err(e);
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(parts.join(", "))
+    }
+
+    pub fn str_of(&mut self, v: &Value) -> PyResult<String> {
+        match v {
+            Value::Str(s) => Ok(s.to_string()),
+            Value::Native(o) => {
+                let o = o.clone();
+                o.str(self)
+            }
+            Value::Obj(_) => {
+                if let Some(i) = v.downcast::<Instance>() {
+                    if let Some(m) = self.try_attr(v, "__str__")? {
+                        let r = self.call_value(&m, Args::default())?;
+                        return self.str_of(&r);
+                    }
+                    if super::exceptions::is_exception_class(&i.class)
+                        && self.try_attr(v, "__repr__")?.is_none()
+                    {
+                        return self.exc_message(v).pipe_ok();
+                    }
+                }
+                self.repr_of(v)
+            }
+            other => self.repr_of(other),
+        }
+    }
+
+    /// `str(e)` of an exception instance: its single argument, or its argument tuple.
+    pub fn exc_message(&mut self, inst: &Value) -> String {
+        if inst.downcast::<Instance>().is_some() {
+            if let Ok(Some(m)) = self.try_attr(inst, "__str__") {
+                if let Ok(r) = self.call_value(&m, Args::default()) {
+                    if let Ok(s) = self.str_of(&r) {
+                        return s;
+                    }
+                }
+            }
+        }
+        let args = inst
+            .downcast::<Instance>()
+            .and_then(|i| i.attrs.borrow().get("args").cloned())
+            .unwrap_or(Value::tuple(vec![]));
+        match &args {
+            Value::Tuple(t) if t.is_empty() => String::new(),
+            Value::Tuple(t) if t.len() == 1 => {
+                let x = t[0].clone();
+                if inst.type_name() == "KeyError" {
+                    self.repr_of(&x).unwrap_or_default()
+                } else {
+                    self.str_of(&x).unwrap_or_default()
+                }
+            }
+            other => self.repr_of(other).unwrap_or_default(),
+        }
+    }
+
+    pub fn rich_of(&mut self, v: &Value) -> PyResult<MimeBundle> {
+        let mut bundle = match v {
+            Value::Native(o) => {
+                let o = o.clone();
+                o.rich(self)?.unwrap_or_default()
+            }
+            _ => {
+                if v.downcast::<Instance>().is_some() {
+                    let mut b = MimeBundle::new();
+                    for (meth, mime) in [
+                        ("_repr_html_", "text/html"),
+                        ("_repr_markdown_", "text/markdown"),
+                        ("_repr_svg_", "image/svg+xml"),
+                        ("_repr_latex_", "text/latex"),
+                    ] {
+                        if let Some(m) = self.try_attr(v, meth)? {
+                            let r = self.call_value(&m, Args::default())?;
+                            if let Value::Str(s) = r {
+                                b.insert(mime.into(), serde_json::Value::String(s.to_string()));
+                            }
+                        }
+                    }
+                    b
+                } else {
+                    MimeBundle::new()
+                }
+            }
+        };
+        if !bundle.contains_key("text/plain") {
+            let text = self.pretty(v)?;
+            bundle.insert("text/plain".into(), serde_json::Value::String(text));
+        }
+        Ok(bundle)
+    }
+}
+
+trait PipeOk {
+    fn pipe_ok(self) -> PyResult<String>;
+}
+impl PipeOk for String {
+    fn pipe_ok(self) -> PyResult<String> {
+        Ok(self)
+    }
+}

@@ -1,0 +1,351 @@
+//! The objects the interpreter implements itself: functions and their frames, classes and
+//! instances, bound methods, sets, ranges, slices, iterators and builtin types. They enter
+//! values as `Value::Obj`; the evaluator recognises them by downcasting. Behaviour lives in
+//! the evaluator; these are plain data with the `Object` basics.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+use super::ast::FuncDef;
+use super::exc::PyResult;
+use super::object::{Ctx, Object};
+use super::value::{HashKey, Value};
+
+/// A function call's local slots, linked to the frame it was defined in (for closures).
+pub struct Frame {
+    pub slots: RefCell<Vec<Option<Value>>>,
+    pub parent: Option<Rc<Frame>>,
+}
+
+impl Frame {
+    pub fn new(n: usize, parent: Option<Rc<Frame>>) -> Rc<Frame> {
+        Rc::new(Frame {
+            slots: RefCell::new(vec![None; n]),
+            parent,
+        })
+    }
+    pub fn up(self: &Rc<Frame>, depth: u32) -> Option<Rc<Frame>> {
+        let mut f = self.clone();
+        for _ in 0..depth {
+            f = f.parent.clone()?;
+        }
+        Some(f)
+    }
+}
+
+macro_rules! any_impl {
+    () => {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    };
+}
+
+fn addr<T>(t: &T) -> u64 {
+    t as *const T as usize as u64
+}
+
+pub struct Function {
+    pub def: Rc<FuncDef>,
+    /// One per parameter: the evaluated default, if any.
+    pub defaults: Vec<Option<Value>>,
+    pub closure: Option<Rc<Frame>>,
+    pub qualname: String,
+    pub attrs: RefCell<IndexMap<String, Value>>,
+}
+
+impl Object for Function {
+    fn type_name(&self) -> String {
+        "function".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!(
+            "<function {} at 0x{:x}>",
+            self.qualname,
+            addr(self)
+        ))
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    fn doc(&self) -> Option<String> {
+        self.def.doc.clone()
+    }
+    any_impl!();
+}
+
+pub struct Class {
+    pub name: String,
+    pub module: String,
+    pub base: Option<Value>,
+    pub dict: RefCell<IndexMap<String, Value>>,
+    /// Builtin exception classes print as `<class 'ValueError'>`.
+    pub builtin: bool,
+}
+
+impl Class {
+    /// The class and its ancestors that are interpreter classes, most derived first.
+    pub fn mro(self: &Class) -> Vec<&Class> {
+        let mut out = vec![self];
+        let mut cur = self;
+        while let Some(b) = cur.base.as_ref().and_then(|b| b.downcast::<Class>()) {
+            out.push(b);
+            cur = b;
+        }
+        out
+    }
+    pub fn lookup(&self, name: &str) -> Option<Value> {
+        for c in self.mro() {
+            if let Some(v) = c.dict.borrow().get(name) {
+                return Some(v.clone());
+            }
+        }
+        None
+    }
+    /// The first native class among the ancestors, if any.
+    pub fn native_base(&self) -> Option<Value> {
+        let last = *self.mro().last()?;
+        match &last.base {
+            Some(v @ Value::Native(_)) => Some(v.clone()),
+            _ => None,
+        }
+    }
+    pub fn is_subclass_of(&self, other: &Class) -> bool {
+        self.mro().iter().any(|c| std::ptr::eq(*c, other))
+    }
+}
+
+impl Object for Class {
+    fn type_name(&self) -> String {
+        "type".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(if self.builtin {
+            format!("<class '{}'>", self.name)
+        } else {
+            format!("<class '{}.{}'>", self.module, self.name)
+        })
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    fn dir(&self) -> Vec<String> {
+        let mut v: Vec<String> = vec![];
+        for c in self.mro() {
+            v.extend(c.dict.borrow().keys().cloned());
+        }
+        v
+    }
+    fn doc(&self) -> Option<String> {
+        match self.dict.borrow().get("__doc__") {
+            Some(Value::Str(s)) => Some(s.to_string()),
+            _ => None,
+        }
+    }
+    any_impl!();
+}
+
+pub struct Instance {
+    pub class: Value,
+    pub attrs: RefCell<IndexMap<String, Value>>,
+}
+
+impl Instance {
+    pub fn class(&self) -> Option<&Class> {
+        self.class.downcast::<Class>()
+    }
+}
+
+impl Object for Instance {
+    fn type_name(&self) -> String {
+        self.class().map(|c| c.name.clone()).unwrap_or_default()
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    fn dir(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.attrs.borrow().keys().cloned().collect();
+        if let Some(c) = self.class() {
+            v.extend(c.dir());
+        }
+        v
+    }
+    fn class_chain(&self) -> Vec<String> {
+        self.class()
+            .map(|c| c.mro().iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default()
+    }
+    any_impl!();
+}
+
+pub struct BoundMethod {
+    pub func: Value,
+    pub this: Value,
+}
+
+impl Object for BoundMethod {
+    fn type_name(&self) -> String {
+        "method".into()
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    any_impl!();
+}
+
+/// `set` and `frozenset`: insertion-ordered members keyed like dict keys.
+pub struct Set {
+    pub items: RefCell<IndexMap<HashKey, Value>>,
+    pub frozen: bool,
+}
+
+impl Set {
+    pub fn value(items: IndexMap<HashKey, Value>, frozen: bool) -> Value {
+        Value::Obj(Rc::new(Set {
+            items: RefCell::new(items),
+            frozen,
+        }))
+    }
+}
+
+impl Object for Set {
+    fn type_name(&self) -> String {
+        if self.frozen { "frozenset" } else { "set" }.into()
+    }
+    fn hash(&self) -> Option<u64> {
+        if self.frozen {
+            let mut h = 0u64;
+            for k in self.items.borrow().keys() {
+                use std::hash::{Hash, Hasher};
+                let mut s = std::collections::hash_map::DefaultHasher::new();
+                k.hash(&mut s);
+                h ^= s.finish();
+            }
+            Some(h)
+        } else {
+            None
+        }
+    }
+    any_impl!();
+}
+
+#[derive(Clone, Copy)]
+pub struct Range {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+}
+
+impl Range {
+    pub fn len(&self) -> i64 {
+        if self.step > 0 && self.stop > self.start {
+            (self.stop - self.start + self.step - 1) / self.step
+        } else if self.step < 0 && self.start > self.stop {
+            (self.start - self.stop - self.step - 1) / (-self.step)
+        } else {
+            0
+        }
+    }
+}
+
+impl Object for Range {
+    fn type_name(&self) -> String {
+        "range".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(if self.step == 1 {
+            format!("range({}, {})", self.start, self.stop)
+        } else {
+            format!("range({}, {}, {})", self.start, self.stop, self.step)
+        })
+    }
+    fn hash(&self) -> Option<u64> {
+        Some((self.start as u64) ^ ((self.stop as u64) << 7) ^ ((self.step as u64) << 13))
+    }
+    any_impl!();
+}
+
+pub struct Slice {
+    pub lo: Value,
+    pub hi: Value,
+    pub step: Value,
+}
+
+impl Object for Slice {
+    fn type_name(&self) -> String {
+        "slice".into()
+    }
+    any_impl!();
+}
+
+/// An iterator over values already collected (lists, tuples, dict keys, generators).
+pub struct SeqIter {
+    pub items: Vec<Value>,
+    pub pos: Cell<usize>,
+}
+
+impl SeqIter {
+    pub fn value(items: Vec<Value>) -> Value {
+        Value::Obj(Rc::new(SeqIter {
+            items,
+            pos: Cell::new(0),
+        }))
+    }
+}
+
+impl Object for SeqIter {
+    fn type_name(&self) -> String {
+        "iterator".into()
+    }
+    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let i = self.pos.get();
+        self.pos.set(i + 1);
+        Ok(self.items.get(i).cloned())
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    any_impl!();
+}
+
+/// `int`, `str`, `list`, ...: callable conversions that `isinstance` understands.
+pub struct BuiltinType {
+    pub name: &'static str,
+}
+
+impl Object for BuiltinType {
+    fn type_name(&self) -> String {
+        "type".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("<class '{}'>", self.name))
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    any_impl!();
+}
+
+/// The `NotImplemented` and `Ellipsis` singletons.
+pub struct Singleton(pub &'static str);
+
+impl Object for Singleton {
+    fn type_name(&self) -> String {
+        if self.0 == "Ellipsis" {
+            "ellipsis"
+        } else {
+            "NotImplementedType"
+        }
+        .into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(self.0.into())
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(addr(self))
+    }
+    any_impl!();
+}

@@ -1,0 +1,220 @@
+//! The running interpreter: `Core` is the state that outlives cells (globals, builtins,
+//! imported modules, session state, history); `Vm` is one cell's run of it, holding the
+//! sink and the buffered streams. `Vm` implements [`Ctx`], which is how natives call back
+//! into Python. Output is buffered and flushed every ~50 ms or 8 KB, and at cell end.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+
+use super::exc::{PyErr, PyResult};
+use super::object::{Args, Ctx, State};
+use super::runtime::Frame;
+use super::value::Value;
+use super::ModuleLoader;
+use crate::display::MimeBundle;
+use crate::session::{HistoryEntry, Output, Sink, StreamName};
+
+pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value>>>;
+
+/// The Python-visible recursion limit; the session thread's large stack holds far more.
+pub const RECURSION_LIMIT: usize = 1000;
+
+pub struct Core {
+    pub globals: Globals,
+    pub builtins: HashMap<String, Value>,
+    pub interrupt: Arc<AtomicBool>,
+    pub loader: ModuleLoader,
+    pub modules: HashMap<String, Value>,
+    pub state: State,
+    pub count: u64,
+    pub history: Vec<HistoryEntry>,
+    pub exc_classes: HashMap<String, Value>,
+    /// Names the kernel itself put in the namespace (hidden from `%who`).
+    pub hidden: Vec<String>,
+}
+
+/// Where an expression runs: the function frame (none at cell level), the class body
+/// namespace while a class statement runs, and the class owning the running method.
+pub struct Env {
+    pub frame: Option<Rc<Frame>>,
+    pub class_ns: Option<Rc<RefCell<IndexMap<String, Value>>>>,
+    pub line: Cell<u32>,
+    pub owner: Option<Value>,
+}
+
+impl Env {
+    pub fn top() -> Env {
+        Env {
+            frame: None,
+            class_ns: None,
+            line: Cell::new(0),
+            owner: None,
+        }
+    }
+}
+
+pub struct Vm<'a> {
+    pub core: &'a mut Core,
+    pub sink: &'a dyn Sink,
+    pub out: String,
+    pub err: String,
+    pub last_flush: Instant,
+    pub depth: usize,
+    pub yields: Vec<Vec<Value>>,
+    pub pager: Vec<MimeBundle>,
+    pub allow_stdin: bool,
+    pub file: String,
+    /// Counts loop iterations between interrupt checks.
+    pub tick: u32,
+    /// Exceptions being handled (innermost last), for a bare `raise`.
+    pub handling: Vec<PyErr>,
+}
+
+impl<'a> Vm<'a> {
+    pub fn new(core: &'a mut Core, sink: &'a dyn Sink, file: String, allow_stdin: bool) -> Vm<'a> {
+        Vm {
+            core,
+            sink,
+            out: String::new(),
+            err: String::new(),
+            last_flush: Instant::now(),
+            depth: 0,
+            yields: vec![],
+            pager: vec![],
+            allow_stdin,
+            file,
+            tick: 0,
+            handling: vec![],
+        }
+    }
+
+    pub fn write(&mut self, stream: StreamName, text: &str) {
+        match stream {
+            StreamName::Stdout => {
+                if !self.err.is_empty() {
+                    self.flush();
+                }
+                self.out.push_str(text)
+            }
+            StreamName::Stderr => {
+                if !self.out.is_empty() {
+                    self.flush();
+                }
+                self.err.push_str(text)
+            }
+        }
+        if self.out.len() + self.err.len() > 8192
+            || self.last_flush.elapsed() > Duration::from_millis(50)
+        {
+            self.flush();
+        }
+    }
+
+    pub fn flush(&mut self) {
+        if !self.out.is_empty() {
+            let text = std::mem::take(&mut self.out);
+            self.sink.emit(Output::Stream {
+                name: StreamName::Stdout,
+                text,
+            });
+        }
+        if !self.err.is_empty() {
+            let text = std::mem::take(&mut self.err);
+            self.sink.emit(Output::Stream {
+                name: StreamName::Stderr,
+                text,
+            });
+        }
+        self.last_flush = Instant::now();
+    }
+
+    #[inline]
+    pub fn check_interrupt_fast(&mut self) -> PyResult<()> {
+        self.tick = self.tick.wrapping_add(1);
+        if self.tick & 63 == 0 {
+            if self.core.interrupt.load(Ordering::Relaxed) {
+                self.core.interrupt.store(false, Ordering::SeqCst);
+                return Err(PyErr::keyboard_interrupt());
+            }
+            if !self.out.is_empty() && self.last_flush.elapsed() > Duration::from_millis(50) {
+                self.flush();
+            }
+        }
+        Ok(())
+    }
+
+    pub fn global(&self, name: &str) -> Option<Value> {
+        if let Some(v) = self.core.globals.borrow().get(name) {
+            return Some(v.clone());
+        }
+        self.core.builtins.get(name).cloned()
+    }
+}
+
+impl Ctx for Vm<'_> {
+    fn call(&mut self, f: &Value, args: Args) -> PyResult<Value> {
+        self.call_value(f, args)
+    }
+    fn getattr(&mut self, v: &Value, name: &str) -> PyResult<Value> {
+        self.get_attr(v, name)
+    }
+    fn repr(&mut self, v: &Value) -> PyResult<String> {
+        self.repr_of(v)
+    }
+    fn str(&mut self, v: &Value) -> PyResult<String> {
+        self.str_of(v)
+    }
+    fn rich(&mut self, v: &Value) -> PyResult<MimeBundle> {
+        self.rich_of(v)
+    }
+    fn iterate(&mut self, v: &Value) -> PyResult<Vec<Value>> {
+        self.iter_values(v)
+    }
+    fn emit(&mut self, out: Output) {
+        match out {
+            Output::Stream { name, text } => self.write(name, &text),
+            other => {
+                self.flush();
+                self.sink.emit(other)
+            }
+        }
+    }
+    fn check_interrupt(&mut self) -> PyResult<()> {
+        if self.core.interrupt.load(Ordering::Relaxed) {
+            self.core.interrupt.store(false, Ordering::SeqCst);
+            return Err(PyErr::keyboard_interrupt());
+        }
+        Ok(())
+    }
+    fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.core.interrupt.clone()
+    }
+    fn state(&mut self) -> &mut State {
+        &mut self.core.state
+    }
+    fn input(&mut self, prompt: &str, password: bool) -> PyResult<String> {
+        self.flush();
+        if !self.allow_stdin {
+            return Err(PyErr::new(
+                "StdinNotImplementedError",
+                "raw_input was called, but this frontend does not support input requests.",
+            ));
+        }
+        match self.sink.input(prompt, password) {
+            Some(s) => Ok(s),
+            None => Err(PyErr::new(
+                "StdinNotImplementedError",
+                "raw_input was called, but this frontend does not support input requests.",
+            )),
+        }
+    }
+    fn execution_count(&self) -> u64 {
+        self.core.count
+    }
+}
