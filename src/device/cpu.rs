@@ -1,8 +1,384 @@
 //! The host implementation of [`Device`](super::Device): f32 buffers in plain vectors,
 //! matrix products on a fast GEMM crate, everything else in tight loops. One `CpuDevice`
 //! serves one replica and runs on that replica's thread, so it never spawns threads itself.
+//! The element-wise maths lives in `cpu/math.rs`, losses in `cpu/loss.rs`, optimizer rules
+//! in `cpu/opt.rs` and windowed operations (im2col, pooling) in `cpu/window.rs`; this file
+//! only checks shapes and dispatches. It must not know about layers or models.
+
+mod loss;
+mod math;
+mod opt;
+mod window;
+
+pub use math::{dropout_uniform, erf};
+
+use super::{Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window};
 
 /// A CPU replica's device (`CPU:0`, or a logical CPU device `CPU:1`, ...).
 pub struct CpuDevice {
     pub index: usize,
+}
+
+impl CpuDevice {
+    pub fn new(index: usize) -> Self {
+        CpuDevice { index }
+    }
+}
+
+/// Borrows the host vector of a tensor, refusing tensors that live elsewhere.
+pub(crate) fn host(t: &DTensor) -> DResult<&[f32]> {
+    match &t.buf {
+        Buffer::Host(v) => Ok(v.as_slice()),
+        Buffer::Cuda(_) => Err(DeviceError::WrongDevice("CUDA memory")),
+    }
+}
+
+/// Mutable counterpart of [`host`].
+pub(crate) fn host_mut(t: &mut DTensor) -> DResult<&mut [f32]> {
+    match &mut t.buf {
+        Buffer::Host(v) => Ok(v.as_mut_slice()),
+        Buffer::Cuda(_) => Err(DeviceError::WrongDevice("CUDA memory")),
+    }
+}
+
+/// Fails with a shape error unless `a == b`; `what` names the operation.
+pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(DeviceError::Shape {
+            op,
+            detail: format!("{a} elements against {b}"),
+        })
+    }
+}
+
+impl Device for CpuDevice {
+    fn name(&self) -> String {
+        format!("CPU:{}", self.index)
+    }
+
+    fn upload(&self, data: &[f32], shape: &[usize]) -> DResult<DTensor> {
+        same_len("upload", data.len(), shape.iter().product())?;
+        Ok(DTensor {
+            shape: shape.to_vec(),
+            buf: Buffer::Host(data.to_vec()),
+        })
+    }
+
+    fn download(&self, t: &DTensor) -> DResult<Vec<f32>> {
+        Ok(host(t)?.to_vec())
+    }
+
+    fn zeros(&self, shape: &[usize]) -> DResult<DTensor> {
+        let n: usize = shape.iter().product();
+        Ok(DTensor {
+            shape: shape.to_vec(),
+            buf: Buffer::Host(vec![0.0; n]),
+        })
+    }
+
+    fn copy(&self, src: &DTensor, dst: &mut DTensor) -> DResult<()> {
+        let s = host(src)?;
+        let d = host_mut(dst)?;
+        same_len("copy", s.len(), d.len())?;
+        d.copy_from_slice(s);
+        Ok(())
+    }
+
+    fn write(&self, data: &[f32], dst: &mut DTensor) -> DResult<()> {
+        let d = host_mut(dst)?;
+        same_len("write", data.len(), d.len())?;
+        d.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn copy_range(
+        &self,
+        src: &DTensor,
+        src_offset: usize,
+        dst: &mut DTensor,
+        dst_offset: usize,
+        len: usize,
+    ) -> DResult<()> {
+        let s = host(src)?;
+        let d = host_mut(dst)?;
+        let (Some(se), Some(de)) = (src_offset.checked_add(len), dst_offset.checked_add(len))
+        else {
+            return Err(range_error(len));
+        };
+        match (s.get(src_offset..se), d.get_mut(dst_offset..de)) {
+            (Some(s), Some(d)) => {
+                d.copy_from_slice(s);
+                Ok(())
+            }
+            _ => Err(range_error(len)),
+        }
+    }
+
+    fn gemm(
+        &self,
+        a: &DTensor,
+        trans_a: bool,
+        b: &DTensor,
+        trans_b: bool,
+        c: &mut DTensor,
+        alpha: f32,
+        beta: f32,
+    ) -> DResult<()> {
+        let (ar, ac) = a.rows_cols();
+        let (br, bc) = b.rows_cols();
+        let (cr, cc) = c.rows_cols();
+        let (m, k) = if trans_a { (ac, ar) } else { (ar, ac) };
+        let (k2, n) = if trans_b { (bc, br) } else { (br, bc) };
+        if k != k2 || m != cr || n != cc {
+            return Err(DeviceError::Shape {
+                op: "gemm",
+                detail: format!(
+                    "op(a) is {m}x{k}, op(b) is {k2}x{n}, c is {cr}x{cc} (a {:?}, b {:?})",
+                    a.shape, b.shape
+                ),
+            });
+        }
+        let av = host(a)?;
+        let bv = host(b)?;
+        let cv = host_mut(c)?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        if k == 0 {
+            // An empty inner dimension contributes nothing; only the scaling of `c` remains.
+            cv.iter_mut()
+                .for_each(|x| *x = if beta == 0.0 { 0.0 } else { *x * beta });
+            return Ok(());
+        }
+        // Strides (row, column) of op(a) and op(b) over their row-major storage.
+        let (a_rs, a_cs) = if trans_a { (1, ac) } else { (ac, 1) };
+        let (b_rs, b_cs) = if trans_b { (1, bc) } else { (bc, 1) };
+        // SAFETY: the shape checks above guarantee that every index the kernel touches
+        // (m x k of a, k x n of b, m x n of c, with the strides computed from the stored
+        // row-major shapes) lies inside the three vectors, and `c` is borrowed mutably and
+        // does not alias `a` or `b`.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                cv.as_mut_ptr(),
+                1,
+                n as isize,
+                beta != 0.0,
+                av.as_ptr(),
+                a_cs as isize,
+                a_rs as isize,
+                bv.as_ptr(),
+                b_cs as isize,
+                b_rs as isize,
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+        Ok(())
+    }
+
+    fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()> {
+        let (_, cols) = x.rows_cols();
+        let b = host(bias)?;
+        same_len("add_bias", cols, b.len())?;
+        if cols == 0 {
+            return Ok(());
+        }
+        for row in host_mut(x)?.chunks_exact_mut(cols) {
+            row.iter_mut().zip(b).for_each(|(v, b)| *v += *b);
+        }
+        Ok(())
+    }
+
+    fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()> {
+        let (_, cols) = x.rows_cols();
+        let o = host_mut(out)?;
+        same_len("sum_rows", cols, o.len())?;
+        if beta == 0.0 {
+            o.fill(0.0);
+        } else {
+            o.iter_mut().for_each(|v| *v *= beta);
+        }
+        if cols == 0 {
+            return Ok(());
+        }
+        for row in host(x)?.chunks_exact(cols) {
+            o.iter_mut().zip(row).for_each(|(o, v)| *o += *v);
+        }
+        Ok(())
+    }
+
+    fn activate(&self, act: Activation, x: &DTensor, y: &mut DTensor) -> DResult<()> {
+        let xv = host(x)?;
+        let yv = host_mut(y)?;
+        same_len("activate", xv.len(), yv.len())?;
+        math::activate(act, xv, yv);
+        Ok(())
+    }
+
+    fn activate_grad(
+        &self,
+        act: Activation,
+        x: &DTensor,
+        y: &DTensor,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        let (xv, yv, dyv) = (host(x)?, host(y)?, host(dy)?);
+        let dxv = host_mut(dx)?;
+        same_len("activate_grad", xv.len(), yv.len())?;
+        same_len("activate_grad", xv.len(), dyv.len())?;
+        same_len("activate_grad", xv.len(), dxv.len())?;
+        math::activate_grad(act, xv, yv, dyv, dxv);
+        Ok(())
+    }
+
+    fn softmax_rows(&self, x: &DTensor, y: &mut DTensor, log: bool) -> DResult<()> {
+        let (_, cols) = x.rows_cols();
+        let xv = host(x)?;
+        let yv = host_mut(y)?;
+        same_len("softmax_rows", xv.len(), yv.len())?;
+        math::softmax_rows(xv, yv, cols, log);
+        Ok(())
+    }
+
+    fn softmax_rows_grad(
+        &self,
+        y: &DTensor,
+        dy: &DTensor,
+        dx: &mut DTensor,
+        log: bool,
+    ) -> DResult<()> {
+        let (_, cols) = y.rows_cols();
+        let (yv, dyv) = (host(y)?, host(dy)?);
+        let dxv = host_mut(dx)?;
+        same_len("softmax_rows_grad", yv.len(), dyv.len())?;
+        same_len("softmax_rows_grad", yv.len(), dxv.len())?;
+        math::softmax_rows_grad(yv, dyv, dxv, cols, log);
+        Ok(())
+    }
+
+    fn loss(
+        &self,
+        kind: LossKind,
+        pred: &DTensor,
+        target: &DTensor,
+        per_example: &mut DTensor,
+        grad: &mut DTensor,
+        grad_scale: f32,
+    ) -> DResult<()> {
+        let (rows, cols) = pred.rows_cols();
+        let (p, t) = (host(pred)?, host(target)?);
+        let pe = host_mut(per_example)?;
+        same_len("loss (per-example output)", rows, pe.len())?;
+        let g = host_mut(grad)?;
+        same_len("loss (gradient)", p.len(), g.len())?;
+        let want = match kind {
+            LossKind::SparseCategoricalCrossentropy { .. } => rows,
+            _ => p.len(),
+        };
+        same_len("loss (targets)", t.len(), want)?;
+        loss::compute(kind, p, t, cols, pe, g, grad_scale)
+    }
+
+    fn axpby(&self, alpha: f32, x: &DTensor, beta: f32, y: &mut DTensor) -> DResult<()> {
+        let xv = host(x)?;
+        let yv = host_mut(y)?;
+        same_len("axpby", xv.len(), yv.len())?;
+        if beta == 0.0 {
+            yv.iter_mut().zip(xv).for_each(|(y, x)| *y = alpha * *x);
+        } else {
+            yv.iter_mut()
+                .zip(xv)
+                .for_each(|(y, x)| *y = alpha * *x + beta * *y);
+        }
+        Ok(())
+    }
+
+    fn mul(&self, a: &DTensor, b: &DTensor, out: &mut DTensor) -> DResult<()> {
+        let (av, bv) = (host(a)?, host(b)?);
+        let o = host_mut(out)?;
+        same_len("mul", av.len(), bv.len())?;
+        same_len("mul", av.len(), o.len())?;
+        o.iter_mut()
+            .zip(av.iter().zip(bv))
+            .for_each(|(o, (a, b))| *o = *a * *b);
+        Ok(())
+    }
+
+    fn sum(&self, x: &DTensor) -> DResult<f64> {
+        Ok(host(x)?.iter().map(|v| f64::from(*v)).sum())
+    }
+
+    fn dropout_mask(&self, seed: u64, rate: f32, mask: &mut DTensor) -> DResult<()> {
+        math::dropout_mask(seed, rate, host_mut(mask)?);
+        Ok(())
+    }
+
+    fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()> {
+        window::im2col(host(x)?, w, host_mut(cols)?)
+    }
+
+    fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()> {
+        window::col2im(host(cols)?, w, host_mut(dx)?)
+    }
+
+    fn maxpool(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        y: &mut DTensor,
+        argmax: &mut DTensor,
+    ) -> DResult<()> {
+        window::maxpool(host(x)?, w, host_mut(y)?, host_mut(argmax)?)
+    }
+
+    fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        window::maxpool_grad(host(dy)?, host(argmax)?, host_mut(dx)?)
+    }
+
+    fn optimizer_step(
+        &self,
+        opt: &OptStep,
+        param: &mut DTensor,
+        grad: &DTensor,
+        slots: &mut [DTensor],
+    ) -> DResult<()> {
+        let g = host(grad)?;
+        let p = host_mut(param)?;
+        same_len("optimizer_step", p.len(), g.len())?;
+        if slots.len() != opt.slots() {
+            return Err(DeviceError::Shape {
+                op: "optimizer_step",
+                detail: format!(
+                    "{} slots given, the rule keeps {}",
+                    slots.len(),
+                    opt.slots()
+                ),
+            });
+        }
+        let mut views = Vec::with_capacity(slots.len());
+        for s in slots.iter_mut() {
+            let v = host_mut(s)?;
+            same_len("optimizer_step (slot)", p.len(), v.len())?;
+            views.push(v);
+        }
+        opt::step(opt, p, g, &mut views);
+        Ok(())
+    }
+}
+
+fn range_error(len: usize) -> DeviceError {
+    DeviceError::Shape {
+        op: "copy_range",
+        detail: format!("a range of {len} elements does not fit"),
+    }
 }

@@ -178,6 +178,38 @@ pub trait Device: Send {
     /// Overwrites `dst` with host data (same length): batches in, without reallocating.
     fn write(&self, data: &[f32], dst: &mut DTensor) -> DResult<()>;
 
+    /// Copies `len` elements from `src[src_offset..]` into `dst[dst_offset..]`: how the
+    /// training step packs per-variable gradients into one flat buffer for the all-reduce
+    /// and unpacks them again. The default goes through the host; devices override it.
+    fn copy_range(
+        &self,
+        src: &DTensor,
+        src_offset: usize,
+        dst: &mut DTensor,
+        dst_offset: usize,
+        len: usize,
+    ) -> DResult<()> {
+        let s = self.download(src)?;
+        let mut d = self.download(dst)?;
+        let (Some(se), Some(de)) = (src_offset.checked_add(len), dst_offset.checked_add(len))
+        else {
+            return Err(DeviceError::Shape {
+                op: "copy_range",
+                detail: format!("a range of {len} elements overflows"),
+            });
+        };
+        match (s.get(src_offset..se), d.get_mut(dst_offset..de)) {
+            (Some(s), Some(d)) => d.copy_from_slice(s),
+            _ => {
+                return Err(DeviceError::Shape {
+                    op: "copy_range",
+                    detail: format!("a range of {len} elements does not fit"),
+                })
+            }
+        }
+        self.write(&d, dst)
+    }
+
     /// `c = alpha * op(a) @ op(b) + beta * c`, where `op` transposes when asked. `a` and `b`
     /// are viewed as matrices (`rows_cols`).
     #[allow(clippy::too_many_arguments)]

@@ -1,0 +1,247 @@
+//! Element-wise and row-wise maths for the CPU device: activations and their derivatives,
+//! softmax, and the counter-based dropout generator. Plain slices in, plain slices out;
+//! shape checks happen in the caller. The formulas follow Keras 3 (selu constants, gelu in
+//! its erf form, softplus computed stably).
+
+use crate::device::Activation;
+
+const SELU_ALPHA: f32 = 1.673_263_2;
+const SELU_SCALE: f32 = 1.050_701;
+
+/// The error function, to about 1e-7 absolute (W. J. Cody's rational approximations are
+/// overkill for f32; this uses the Numerical Recipes erfc Chebyshev fit in f64, whose
+/// relative error is below 1.2e-7 everywhere).
+pub fn erf(x: f32) -> f32 {
+    let z = f64::from(x).abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    let r = 1.0 - erfc;
+    (if x >= 0.0 { r } else { -r }) as f32
+}
+
+fn sigmoid(x: f32) -> f32 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+fn softplus(x: f32) -> f32 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+fn act1(act: Activation, x: f32) -> f32 {
+    match act {
+        Activation::Linear => x,
+        Activation::Relu => x.max(0.0),
+        Activation::Sigmoid => sigmoid(x),
+        Activation::Tanh => x.tanh(),
+        Activation::Elu => {
+            if x > 0.0 {
+                x
+            } else {
+                x.exp_m1()
+            }
+        }
+        Activation::Selu => {
+            if x > 0.0 {
+                SELU_SCALE * x
+            } else {
+                SELU_SCALE * SELU_ALPHA * x.exp_m1()
+            }
+        }
+        Activation::Gelu => 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)),
+        Activation::Swish => x * sigmoid(x),
+        Activation::Softplus => softplus(x),
+        Activation::LeakyRelu(slope) => {
+            if x >= 0.0 {
+                x
+            } else {
+                slope * x
+            }
+        }
+    }
+}
+
+/// The derivative `act'(x)`, given `y = act(x)` where that is cheaper.
+fn deriv(act: Activation, x: f32, y: f32) -> f32 {
+    match act {
+        Activation::Linear => 1.0,
+        Activation::Relu => {
+            if x > 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        Activation::Sigmoid => y * (1.0 - y),
+        Activation::Tanh => 1.0 - y * y,
+        Activation::Elu => {
+            if x > 0.0 {
+                1.0
+            } else {
+                y + 1.0
+            }
+        }
+        Activation::Selu => {
+            if x > 0.0 {
+                SELU_SCALE
+            } else {
+                y + SELU_SCALE * SELU_ALPHA
+            }
+        }
+        Activation::Gelu => {
+            let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
+            cdf + x * pdf
+        }
+        Activation::Swish => {
+            let s = sigmoid(x);
+            s + x * s * (1.0 - s)
+        }
+        Activation::Softplus => sigmoid(x),
+        Activation::LeakyRelu(slope) => {
+            if x >= 0.0 {
+                1.0
+            } else {
+                slope
+            }
+        }
+    }
+}
+
+pub fn activate(act: Activation, x: &[f32], y: &mut [f32]) {
+    match act {
+        // The two hot cases get their own loops so the compiler can vectorise them.
+        Activation::Linear => y.copy_from_slice(x),
+        Activation::Relu => y.iter_mut().zip(x).for_each(|(y, x)| *y = x.max(0.0)),
+        _ => y.iter_mut().zip(x).for_each(|(y, x)| *y = act1(act, *x)),
+    }
+}
+
+pub fn activate_grad(act: Activation, x: &[f32], y: &[f32], dy: &[f32], dx: &mut [f32]) {
+    match act {
+        Activation::Linear => dx.copy_from_slice(dy),
+        Activation::Relu => dx
+            .iter_mut()
+            .zip(x.iter().zip(dy))
+            .for_each(|(d, (x, g))| *d = if *x > 0.0 { *g } else { 0.0 }),
+        _ => {
+            for i in 0..dx.len().min(x.len()).min(y.len()).min(dy.len()) {
+                dx[i] = dy[i] * deriv(act, x[i], y[i]);
+            }
+        }
+    }
+}
+
+/// Row-wise softmax, or log-softmax when `log`: shifted by the row maximum for stability.
+pub fn softmax_rows(x: &[f32], y: &mut [f32], cols: usize, log: bool) {
+    if cols == 0 {
+        return;
+    }
+    for (xr, yr) in x.chunks_exact(cols).zip(y.chunks_exact_mut(cols)) {
+        let max = xr.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+        let mut sum = 0.0f32;
+        for (y, x) in yr.iter_mut().zip(xr) {
+            *y = (*x - max).exp();
+            sum += *y;
+        }
+        if log {
+            let lse = sum.ln();
+            yr.iter_mut().zip(xr).for_each(|(y, x)| *y = *x - max - lse);
+        } else {
+            yr.iter_mut().for_each(|y| *y /= sum);
+        }
+    }
+}
+
+/// Backward of `softmax_rows`: `dx = y * (dy - <dy, y>)` for softmax and
+/// `dx = dy - exp(y) * sum(dy)` for log-softmax.
+pub fn softmax_rows_grad(y: &[f32], dy: &[f32], dx: &mut [f32], cols: usize, log: bool) {
+    if cols == 0 {
+        return;
+    }
+    let rows = y.chunks_exact(cols).zip(dy.chunks_exact(cols));
+    for ((yr, gr), dr) in rows.zip(dx.chunks_exact_mut(cols)) {
+        if log {
+            let s: f32 = gr.iter().sum();
+            for i in 0..cols {
+                dr[i] = gr[i] - yr[i].exp() * s;
+            }
+        } else {
+            let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
+            for i in 0..cols {
+                dr[i] = yr[i] * (gr[i] - dot);
+            }
+        }
+    }
+}
+
+/// SplitMix64's finaliser: a strong 64-bit mixer, cheap enough to run once per element.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The uniform number in `[0, 1)` that dropout draws for element `index` under `seed`:
+/// `mix64(mix64(seed) + index * 0x9E3779B97F4A7C15)`, top 24 bits over 2^24. Every device
+/// must compute exactly this, so that replicas (and CPU against CUDA) drop the same units.
+pub fn dropout_uniform(seed: u64, index: u64) -> f32 {
+    let h = mix64(mix64(seed).wrapping_add(index.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+    (h >> 40) as f32 / 16_777_216.0
+}
+
+/// Fills `mask` with `0` (probability `rate`) or `1 / (1 - rate)`.
+pub fn dropout_mask(seed: u64, rate: f32, mask: &mut [f32]) {
+    let keep = if rate < 1.0 { 1.0 / (1.0 - rate) } else { 0.0 };
+    for (i, m) in mask.iter_mut().enumerate() {
+        *m = if dropout_uniform(seed, i as u64) >= rate {
+            keep
+        } else {
+            0.0
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        // Values of erf from standard tables.
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (2.0, 0.995_322_3),
+        ] {
+            assert!((erf(x) - want).abs() < 2e-7, "erf({x})");
+            assert!((erf(-x) + want).abs() < 2e-7, "erf(-{x})");
+        }
+    }
+
+    #[test]
+    fn dropout_is_reproducible_and_has_the_right_rate() {
+        let mut a = vec![0.0; 10_000];
+        let mut b = vec![0.0; 10_000];
+        dropout_mask(7, 0.3, &mut a);
+        dropout_mask(7, 0.3, &mut b);
+        assert_eq!(a, b);
+        let dropped = a.iter().filter(|v| **v == 0.0).count() as f32 / 10_000.0;
+        assert!((dropped - 0.3).abs() < 0.02, "dropped {dropped}");
+        let kept = a.iter().find(|v| **v != 0.0).copied().unwrap_or(0.0);
+        assert!((kept - 1.0 / 0.7).abs() < 1e-6);
+    }
+}

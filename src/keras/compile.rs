@@ -1,0 +1,331 @@
+//! What `model.compile` fixes: the loss, the optimizer with Keras 3's defaults, and the
+//! metrics (with Keras's automatic choice of accuracy). Plain data, `Clone + Send`, so each
+//! replica gets its own copy. Parsing from Keras's string names lists the valid ones on
+//! failure.
+
+use super::error::{KResult, KerasError};
+use crate::device::{LossKind, OptStep};
+
+const LOSS_NAMES: &[&str] = &[
+    "mse",
+    "mean_squared_error",
+    "mae",
+    "mean_absolute_error",
+    "binary_crossentropy",
+    "categorical_crossentropy",
+    "sparse_categorical_crossentropy",
+    "huber",
+];
+
+/// Parses a Keras loss name (the function names and the short aliases).
+pub fn parse_loss(name: &str) -> KResult<LossKind> {
+    Ok(match name {
+        "mse" | "mean_squared_error" | "MeanSquaredError" => LossKind::MeanSquaredError,
+        "mae" | "mean_absolute_error" | "MeanAbsoluteError" => LossKind::MeanAbsoluteError,
+        "huber" | "huber_loss" | "Huber" => LossKind::Huber { delta: 1.0 },
+        "binary_crossentropy" | "BinaryCrossentropy" => {
+            LossKind::BinaryCrossentropy { from_logits: false }
+        }
+        "categorical_crossentropy" | "CategoricalCrossentropy" => {
+            LossKind::CategoricalCrossentropy { from_logits: false }
+        }
+        "sparse_categorical_crossentropy" | "SparseCategoricalCrossentropy" => {
+            LossKind::SparseCategoricalCrossentropy { from_logits: false }
+        }
+        other => return Err(KerasError::unknown("loss", other, LOSS_NAMES)),
+    })
+}
+
+/// The name Keras reports for a loss function (`loss` key in configs).
+pub fn loss_name(kind: &LossKind) -> &'static str {
+    match kind {
+        LossKind::MeanSquaredError => "mean_squared_error",
+        LossKind::MeanAbsoluteError => "mean_absolute_error",
+        LossKind::Huber { .. } => "huber",
+        LossKind::BinaryCrossentropy { .. } => "binary_crossentropy",
+        LossKind::CategoricalCrossentropy { .. } => "categorical_crossentropy",
+        LossKind::SparseCategoricalCrossentropy { .. } => "sparse_categorical_crossentropy",
+    }
+}
+
+/// An optimizer rule without its step counter or learning rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OptKind {
+    Sgd {
+        momentum: f32,
+        nesterov: bool,
+    },
+    Adam {
+        beta_1: f32,
+        beta_2: f32,
+        epsilon: f32,
+    },
+    AdamW {
+        beta_1: f32,
+        beta_2: f32,
+        epsilon: f32,
+        weight_decay: f32,
+    },
+    RmsProp {
+        rho: f32,
+        momentum: f32,
+        epsilon: f32,
+        centered: bool,
+    },
+    Adagrad {
+        initial_accumulator_value: f32,
+        epsilon: f32,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OptimizerConfig {
+    pub kind: OptKind,
+    pub learning_rate: f32,
+}
+
+const OPT_NAMES: &[&str] = &["sgd", "adam", "adamw", "rmsprop", "adagrad"];
+
+impl OptimizerConfig {
+    /// Keras 3's defaults for each optimizer, by its string name (case-insensitive).
+    pub fn parse(name: &str) -> KResult<OptimizerConfig> {
+        let (kind, lr) = match name.to_ascii_lowercase().as_str() {
+            "sgd" => (
+                OptKind::Sgd {
+                    momentum: 0.0,
+                    nesterov: false,
+                },
+                0.01,
+            ),
+            "adam" => (
+                OptKind::Adam {
+                    beta_1: 0.9,
+                    beta_2: 0.999,
+                    epsilon: 1e-7,
+                },
+                0.001,
+            ),
+            "adamw" => (
+                OptKind::AdamW {
+                    beta_1: 0.9,
+                    beta_2: 0.999,
+                    epsilon: 1e-7,
+                    weight_decay: 0.004,
+                },
+                0.001,
+            ),
+            "rmsprop" => (
+                OptKind::RmsProp {
+                    rho: 0.9,
+                    momentum: 0.0,
+                    epsilon: 1e-7,
+                    centered: false,
+                },
+                0.001,
+            ),
+            "adagrad" => (
+                OptKind::Adagrad {
+                    initial_accumulator_value: 0.1,
+                    epsilon: 1e-7,
+                },
+                0.001,
+            ),
+            _ => return Err(KerasError::unknown("optimizer", name, OPT_NAMES)),
+        };
+        Ok(OptimizerConfig {
+            kind,
+            learning_rate: lr,
+        })
+    }
+
+    /// The Keras class name (`SGD`, `Adam`, ...).
+    pub fn class_name(&self) -> &'static str {
+        match self.kind {
+            OptKind::Sgd { .. } => "SGD",
+            OptKind::Adam { .. } => "Adam",
+            OptKind::AdamW { .. } => "AdamW",
+            OptKind::RmsProp { .. } => "RMSprop",
+            OptKind::Adagrad { .. } => "Adagrad",
+        }
+    }
+
+    /// The device rule for update number `step` (counting from 1) at learning rate `lr`.
+    pub fn step(&self, lr: f32, step: u64) -> OptStep {
+        match self.kind {
+            OptKind::Sgd { momentum, nesterov } => OptStep::Sgd {
+                lr,
+                momentum,
+                nesterov,
+            },
+            OptKind::Adam {
+                beta_1,
+                beta_2,
+                epsilon,
+            } => OptStep::Adam {
+                lr,
+                beta_1,
+                beta_2,
+                epsilon,
+                step,
+            },
+            OptKind::AdamW {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => OptStep::AdamW {
+                lr,
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+                step,
+            },
+            OptKind::RmsProp {
+                rho,
+                momentum,
+                epsilon,
+                centered,
+            } => OptStep::RmsProp {
+                lr,
+                rho,
+                momentum,
+                epsilon,
+                centered,
+            },
+            OptKind::Adagrad { epsilon, .. } => OptStep::Adagrad { lr, epsilon },
+        }
+    }
+
+    /// The value each slot starts at (Adagrad's accumulator starts above zero).
+    pub fn slot_init(&self) -> f32 {
+        match self.kind {
+            OptKind::Adagrad {
+                initial_accumulator_value,
+                ..
+            } => initial_accumulator_value,
+            _ => 0.0,
+        }
+    }
+}
+
+/// A metric tracked as a running mean over the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// `accuracy` resolved for sparse categorical cross-entropy: argmax equals the label.
+    SparseCategoricalAccuracy,
+    /// argmax of the prediction equals argmax of the one-hot target.
+    CategoricalAccuracy,
+    /// prediction above 0.5 equals the 0/1 target.
+    BinaryAccuracy,
+    MeanAbsoluteError,
+    MeanSquaredError,
+}
+
+const METRIC_NAMES: &[&str] = &[
+    "accuracy",
+    "acc",
+    "sparse_categorical_accuracy",
+    "categorical_accuracy",
+    "binary_accuracy",
+    "mae",
+    "mse",
+];
+
+impl Metric {
+    /// Resolves a metric name; `accuracy` picks the variant that fits the loss, as Keras does.
+    pub fn parse(name: &str, loss: &LossKind) -> KResult<(String, Metric)> {
+        let m = match name {
+            "accuracy" | "acc" => match loss {
+                LossKind::SparseCategoricalCrossentropy { .. } => Metric::SparseCategoricalAccuracy,
+                LossKind::BinaryCrossentropy { .. } => Metric::BinaryAccuracy,
+                _ => Metric::CategoricalAccuracy,
+            },
+            "sparse_categorical_accuracy" => Metric::SparseCategoricalAccuracy,
+            "categorical_accuracy" => Metric::CategoricalAccuracy,
+            "binary_accuracy" => Metric::BinaryAccuracy,
+            "mae" | "mean_absolute_error" => Metric::MeanAbsoluteError,
+            "mse" | "mean_squared_error" => Metric::MeanSquaredError,
+            other => return Err(KerasError::unknown("metric", other, METRIC_NAMES)),
+        };
+        // Keras logs the metric under the name the user wrote ("acc" stays "acc").
+        Ok((name.to_string(), m))
+    }
+
+    /// Sum over the rows of `pred` of this metric's per-example value. `cols` is the width
+    /// of a prediction row; `target` holds one label per row for the sparse metric.
+    pub fn batch_sum(&self, pred: &[f32], target: &[f32], cols: usize) -> f64 {
+        if cols == 0 {
+            return 0.0;
+        }
+        let argmax = |r: &[f32]| {
+            let mut best = 0;
+            for (i, v) in r.iter().enumerate() {
+                if *v > r[best] {
+                    best = i;
+                }
+            }
+            best
+        };
+        let rows = pred.chunks_exact(cols);
+        match self {
+            Metric::SparseCategoricalAccuracy => rows
+                .zip(target)
+                .filter(|(r, t)| argmax(r) as f32 == **t)
+                .count() as f64,
+            Metric::CategoricalAccuracy => rows
+                .zip(target.chunks_exact(cols))
+                .filter(|(r, t)| argmax(r) == argmax(t))
+                .count() as f64,
+            Metric::BinaryAccuracy => {
+                let hits = pred
+                    .iter()
+                    .zip(target)
+                    .filter(|(p, t)| f32::from(u8::from(**p > 0.5)) == **t)
+                    .count();
+                hits as f64 / cols as f64
+            }
+            Metric::MeanAbsoluteError | Metric::MeanSquaredError => {
+                let sq = *self == Metric::MeanSquaredError;
+                let total: f64 = pred
+                    .iter()
+                    .zip(target)
+                    .map(|(p, t)| {
+                        let e = f64::from(*p - *t);
+                        if sq {
+                            e * e
+                        } else {
+                            e.abs()
+                        }
+                    })
+                    .sum();
+                total / cols as f64
+            }
+        }
+    }
+}
+
+/// Everything `compile` decides, ready to be cloned into each replica.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileConfig {
+    pub loss: LossKind,
+    pub optimizer: OptimizerConfig,
+    /// Metric names as logged (`accuracy`) with their resolved kinds.
+    pub metrics: Vec<(String, Metric)>,
+}
+
+impl CompileConfig {
+    /// `compile(optimizer=..., loss=..., metrics=[...])` from Keras's string names.
+    pub fn from_names(optimizer: &str, loss: &str, metrics: &[&str]) -> KResult<CompileConfig> {
+        let loss = parse_loss(loss)?;
+        let metrics = metrics
+            .iter()
+            .map(|m| Metric::parse(m, &loss))
+            .collect::<KResult<Vec<_>>>()?;
+        Ok(CompileConfig {
+            loss,
+            optimizer: OptimizerConfig::parse(optimizer)?,
+            metrics,
+        })
+    }
+}

@@ -1,0 +1,281 @@
+//! The epoch loop behind `fit`, `evaluate` and `predict`, over any [`Trainer`] (one replica
+//! or N mirrored ones). It owns batching, shuffling, the validation split, Keras's
+//! running-mean logs (weighted by batch size), the History, callbacks, and the interrupt
+//! check between steps. It formats nothing: progress bars are callbacks of the display
+//! part, fed with the same logs.
+
+use super::callbacks::{Callback, TrainInfo};
+use super::error::{KResult, KerasError};
+use super::replica::StepStats;
+use super::trainer::{example_lens, Trainer};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Metric name to value. A `BTreeMap`, so keys come out sorted as Keras sorts them
+/// (`accuracy`, `loss`, `val_accuracy`, `val_loss`).
+pub type Logs = BTreeMap<String, f64>;
+
+/// What `fit` returns: one value per epoch for each log key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    pub epoch: Vec<usize>,
+    pub history: BTreeMap<String, Vec<f64>>,
+}
+
+impl History {
+    pub fn record(&mut self, epoch: usize, logs: &Logs) {
+        self.epoch.push(epoch);
+        for (k, v) in logs {
+            self.history.entry(k.clone()).or_default().push(*v);
+        }
+    }
+}
+
+/// Examples as flat f32 rows: `x` holds `n` inputs, `y` `n` targets.
+#[derive(Debug, Clone, Copy)]
+pub struct Data<'a> {
+    pub x: &'a [f32],
+    pub y: &'a [f32],
+}
+
+/// `fit`'s keyword arguments, with Keras's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitOptions {
+    pub epochs: usize,
+    pub batch_size: usize,
+    pub shuffle: bool,
+    /// Fraction taken from the END of the data (before shuffling), as Keras does.
+    pub validation_split: f32,
+    pub initial_epoch: usize,
+    /// Seeds the per-epoch shuffle.
+    pub seed: u64,
+    /// Raise `KerasError::NanLoss` as soon as a batch loss is NaN (Keras keeps going; a
+    /// classroom is better served by an early, clear error).
+    pub nan_is_error: bool,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            epochs: 1,
+            batch_size: 32,
+            shuffle: true,
+            validation_split: 0.0,
+            initial_epoch: 0,
+            seed: 0,
+            nan_is_error: true,
+        }
+    }
+}
+
+/// Running means of loss and metrics over the batches seen so far.
+struct Running {
+    names: Vec<String>,
+    total: StepStats,
+}
+
+impl Running {
+    fn new(t: &dyn Trainer) -> Running {
+        let names = t
+            .compiled()
+            .map(|c| c.metrics.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default();
+        Running {
+            names,
+            total: StepStats::default(),
+        }
+    }
+    fn logs(&self, prefix: &str) -> Logs {
+        let n = self.total.count.max(1) as f64;
+        let mut logs = Logs::new();
+        logs.insert(format!("{prefix}loss"), self.total.loss_sum / n);
+        for (name, s) in self.names.iter().zip(&self.total.metric_sums) {
+            logs.insert(format!("{prefix}{name}"), s / n);
+        }
+        logs
+    }
+}
+
+fn count(data: &Data, x_per: usize, y_per: usize) -> KResult<usize> {
+    let n = data.x.len() / x_per.max(1);
+    if n * x_per != data.x.len() || data.y.len() != n * y_per {
+        return Err(KerasError::Shape {
+            what: "Data cardinality is ambiguous: x and y must hold the same number of examples"
+                .into(),
+            expected: format!("{n} targets of {y_per} values"),
+            got: format!("{} values", data.y.len()),
+        });
+    }
+    Ok(n)
+}
+
+fn gather(src: &[f32], per: usize, idx: &[usize], out: &mut Vec<f32>) {
+    out.clear();
+    for &i in idx {
+        out.extend_from_slice(&src[i * per..(i + 1) * per]);
+    }
+}
+
+fn interrupted(flag: Option<&AtomicBool>) -> KResult<()> {
+    match flag {
+        Some(f) if f.load(Ordering::SeqCst) => Err(KerasError::Interrupted),
+        _ => Ok(()),
+    }
+}
+
+/// Trains for `opts.epochs` epochs and returns the History.
+pub fn fit(
+    t: &mut dyn Trainer,
+    data: Data,
+    validation: Option<Data>,
+    opts: &FitOptions,
+    callbacks: &mut [&mut dyn Callback],
+    interrupt: Option<&AtomicBool>,
+) -> KResult<History> {
+    if t.compiled().is_none() {
+        return Err(KerasError::NotCompiled("training"));
+    }
+    let (x_per, y_per) = example_lens(t)?;
+    let n_all = count(&data, x_per, y_per)?;
+    if !(0.0..1.0).contains(&opts.validation_split) {
+        return Err(KerasError::Value(format!(
+            "`validation_split` must be between 0 and 1, received: {}",
+            opts.validation_split
+        )));
+    }
+    // Keras splits off the last fraction of the examples before any shuffling.
+    let n_val_split = (n_all as f64 * f64::from(opts.validation_split)).floor() as usize;
+    let n = n_all - n_val_split;
+    let split_val = (n_val_split > 0).then(|| Data {
+        x: &data.x[n * x_per..],
+        y: &data.y[n * y_per..],
+    });
+    let validation = validation.or(split_val);
+    let batch_size = opts.batch_size.max(1);
+    t.check_batch(&data.x[..n * x_per], Some(&data.y[..n * y_per]), n)?;
+    let mut history = History::default();
+    let mut order: Vec<usize> = (0..n).collect();
+    let (mut xb, mut yb) = (Vec::new(), Vec::new());
+    let info = TrainInfo {
+        epochs: opts.epochs,
+        initial_epoch: opts.initial_epoch,
+        steps: n.div_ceil(batch_size),
+        samples: n,
+    };
+    for cb in callbacks.iter_mut() {
+        cb.on_train_begin(&info, t)?;
+    }
+    let mut stop = false;
+    for epoch in opts.initial_epoch..opts.epochs {
+        for cb in callbacks.iter_mut() {
+            cb.on_epoch_begin(epoch, t)?;
+        }
+        if opts.shuffle {
+            let mut rng = StdRng::seed_from_u64(opts.seed ^ (epoch as u64).wrapping_mul(0x9E37));
+            order.shuffle(&mut rng);
+        }
+        let mut run = Running::new(t);
+        for (b, idx) in order.chunks(batch_size).enumerate() {
+            interrupted(interrupt)?;
+            gather(data.x, x_per, idx, &mut xb);
+            gather(data.y, y_per, idx, &mut yb);
+            let stats = t.train_batch(&xb, &yb, idx.len())?;
+            if opts.nan_is_error && stats.loss_sum.is_nan() {
+                return Err(KerasError::NanLoss { epoch, batch: b });
+            }
+            run.total.add(&stats);
+            let logs = run.logs("");
+            for cb in callbacks.iter_mut() {
+                stop |= cb.on_batch_end(b, &logs, t)?;
+            }
+        }
+        let mut logs = run.logs("");
+        if let Some(v) = validation {
+            logs.extend(evaluate_logs(t, v, batch_size, "val_", interrupt)?);
+        }
+        for cb in callbacks.iter_mut() {
+            stop |= cb.on_epoch_end(epoch, &mut logs, t)?;
+        }
+        // Keras's History callback runs last, so it records keys other callbacks added.
+        history.record(epoch, &logs);
+        if stop {
+            break;
+        }
+    }
+    for cb in callbacks.iter_mut() {
+        cb.on_train_end(t)?;
+    }
+    Ok(history)
+}
+
+fn evaluate_logs(
+    t: &mut dyn Trainer,
+    data: Data,
+    batch_size: usize,
+    prefix: &str,
+    interrupt: Option<&AtomicBool>,
+) -> KResult<Logs> {
+    let (x_per, y_per) = example_lens(t)?;
+    let n = count(&data, x_per, y_per)?;
+    t.check_batch(data.x, Some(data.y), n)?;
+    let mut run = Running::new(t);
+    let bs = batch_size.max(1);
+    for start in (0..n).step_by(bs) {
+        interrupted(interrupt)?;
+        let m = bs.min(n - start);
+        let stats = t.eval_batch(
+            &data.x[start * x_per..(start + m) * x_per],
+            &data.y[start * y_per..(start + m) * y_per],
+            m,
+        )?;
+        run.total.add(&stats);
+    }
+    Ok(run.logs(prefix))
+}
+
+/// `model.evaluate`: the loss first, then each metric in compile order.
+pub fn evaluate(
+    t: &mut dyn Trainer,
+    data: Data,
+    batch_size: usize,
+    interrupt: Option<&AtomicBool>,
+) -> KResult<Vec<(String, f64)>> {
+    if t.compiled().is_none() {
+        return Err(KerasError::NotCompiled("evaluate"));
+    }
+    let logs = evaluate_logs(t, data, batch_size, "", interrupt)?;
+    let mut out = vec![(
+        "loss".to_string(),
+        logs.get("loss").copied().unwrap_or(f64::NAN),
+    )];
+    if let Some(c) = t.compiled() {
+        for (name, _) in &c.metrics {
+            out.push((name.clone(), logs.get(name).copied().unwrap_or(f64::NAN)));
+        }
+    }
+    Ok(out)
+}
+
+/// `model.predict`: outputs for every example, in order, batch by batch.
+pub fn predict(
+    t: &mut dyn Trainer,
+    x: &[f32],
+    batch_size: usize,
+    interrupt: Option<&AtomicBool>,
+) -> KResult<Vec<f32>> {
+    let x_per: usize = t.config().input_shape.iter().product();
+    let n = x.len() / x_per.max(1);
+    t.check_batch(x, None, n)?;
+    let bs = batch_size.max(1);
+    let out_per: usize = t.plan().output_shape().iter().product();
+    let mut out = Vec::with_capacity(n * out_per);
+    for start in (0..n).step_by(bs) {
+        interrupted(interrupt)?;
+        let m = bs.min(n - start);
+        out.extend(t.predict_batch(&x[start * x_per..(start + m) * x_per], m)?);
+    }
+    Ok(out)
+}

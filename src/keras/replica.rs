@@ -1,0 +1,438 @@
+//! One replica of a model: a device, its own copy of every variable, the optimizer slots
+//! and the scratch buffers of a forward and backward pass. `train_step` runs forward, the
+//! per-example loss with gradients scaled by 1/global batch, backward into per-variable
+//! gradients packed into ONE flat buffer, the caller's all-reduce on that buffer, then the
+//! optimizer on every variable. With one replica and no reduction this is single-device
+//! Keras. The layer arithmetic is in `layers.rs`; this file owns state and the step order.
+
+use super::compile::CompileConfig;
+use super::config::{Act, LayerKind, ModelConfig, Plan};
+use super::error::{KResult, KerasError};
+use super::init::HostArray;
+use super::layers::{self, Buffers, Fuse};
+use super::validate::{check_data, check_weight};
+use crate::device::{Activation, DResult, DTensor, Device, LossKind};
+
+/// The all-reduce hook a caller passes to `train_step`: it must leave the element-wise sum
+/// over all replicas in the buffer (the distribute part wraps `AllReduce::all_reduce_sum`).
+pub type GradSync<'a> = &'a dyn Fn(&mut DTensor, &dyn Device) -> DResult<()>;
+
+/// What one step measured on this replica's share of the batch. Sums, not means, so the
+/// caller can add replicas together and divide by the global count.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepStats {
+    pub loss_sum: f64,
+    /// One sum per compiled metric, in compile order.
+    pub metric_sums: Vec<f64>,
+    pub count: usize,
+}
+
+impl StepStats {
+    /// Adds another replica's (or batch's) sums into this one.
+    pub fn add(&mut self, other: &StepStats) {
+        self.loss_sum += other.loss_sum;
+        if self.metric_sums.len() < other.metric_sums.len() {
+            self.metric_sums.resize(other.metric_sums.len(), 0.0);
+        }
+        for (a, b) in self.metric_sums.iter_mut().zip(&other.metric_sums) {
+            *a += *b;
+        }
+        self.count += other.count;
+    }
+}
+
+/// The optimizer's state on the host: its step counter and every slot, per variable.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OptimizerState {
+    pub iterations: u64,
+    pub slots: Vec<Vec<HostArray>>,
+}
+
+pub struct Replica {
+    device: Box<dyn Device>,
+    config: ModelConfig,
+    plan: Plan,
+    compile: Option<CompileConfig>,
+    params: Vec<DTensor>,
+    grads: Vec<DTensor>,
+    /// The flat gradient buffer the all-reduce sums in one call; allocated on first use.
+    flat: Option<DTensor>,
+    slots: Vec<Vec<DTensor>>,
+    iterations: u64,
+    learning_rate: f32,
+    bufs: Option<Buffers>,
+    /// Mixed into dropout seeds so replicas draw different masks for different examples.
+    rank: u64,
+    seed: u64,
+}
+
+impl Replica {
+    /// Builds a replica on `device` from the model description and its weights (Keras
+    /// order, as `initial_weights` or `get_weights` return them).
+    pub fn new(
+        config: &ModelConfig,
+        weights: &[HostArray],
+        device: Box<dyn Device>,
+    ) -> KResult<Replica> {
+        let plan = config.plan()?;
+        if weights.len() != plan.vars.len() {
+            return Err(KerasError::Value(format!(
+                "You called `set_weights(weights)` on model '{}' with a weight list of length {}, but the model was expecting {} weights.",
+                config.name,
+                weights.len(),
+                plan.vars.len()
+            )));
+        }
+        let mut params = Vec::with_capacity(weights.len());
+        let mut grads = Vec::with_capacity(weights.len());
+        for (v, w) in plan.vars.iter().zip(weights) {
+            check_weight(&v.path, &v.shape, w)?;
+            params.push(device.upload(&w.data, &v.shape)?);
+            grads.push(device.zeros(&v.shape)?);
+        }
+        Ok(Replica {
+            device,
+            config: config.clone(),
+            plan,
+            compile: None,
+            params,
+            grads,
+            flat: None,
+            slots: vec![],
+            iterations: 0,
+            learning_rate: 0.0,
+            bufs: None,
+            rank: 0,
+            seed: 0x5EED,
+        })
+    }
+
+    /// Sets the rank and base seed that dropout mixes into its masks.
+    pub fn set_rank(&mut self, rank: usize, seed: u64) {
+        self.rank = rank as u64;
+        self.seed = seed;
+    }
+
+    /// Fixes loss, optimizer and metrics, and creates fresh optimizer slots.
+    pub fn compile(&mut self, compile: &CompileConfig) -> KResult<()> {
+        let opt = compile.optimizer;
+        let n = opt.step(opt.learning_rate, 1).slots();
+        let init = opt.slot_init();
+        let mut slots = Vec::with_capacity(self.params.len());
+        for v in &self.plan.vars {
+            let len: usize = v.shape.iter().product();
+            let mut s = Vec::with_capacity(n);
+            for _ in 0..n {
+                s.push(self.device.upload(&vec![init; len], &v.shape)?);
+            }
+            slots.push(s);
+        }
+        self.slots = slots;
+        self.iterations = 0;
+        self.learning_rate = opt.learning_rate;
+        self.compile = Some(compile.clone());
+        Ok(())
+    }
+
+    pub fn device(&self) -> &dyn Device {
+        self.device.as_ref()
+    }
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    pub fn compiled(&self) -> Option<&CompileConfig> {
+        self.compile.as_ref()
+    }
+    pub fn learning_rate(&self) -> f32 {
+        self.learning_rate
+    }
+    /// Changes the learning rate from the next step on (schedulers, callbacks).
+    pub fn set_learning_rate(&mut self, lr: f32) {
+        self.learning_rate = lr;
+    }
+    /// How many optimizer steps have been applied (`optimizer.iterations`).
+    pub fn iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    pub fn get_weights(&self) -> KResult<Vec<HostArray>> {
+        self.params
+            .iter()
+            .map(|p| Ok(HostArray::new(p.shape.clone(), self.device.download(p)?)))
+            .collect()
+    }
+
+    pub fn set_weights(&mut self, weights: &[HostArray]) -> KResult<()> {
+        if weights.len() != self.params.len() {
+            return Err(KerasError::Value(format!(
+                "You called `set_weights(weights)` on model '{}' with a weight list of length {}, but the model was expecting {} weights.",
+                self.config.name,
+                weights.len(),
+                self.params.len()
+            )));
+        }
+        for (v, w) in self.plan.vars.iter().zip(weights) {
+            check_weight(&v.path, &v.shape, w)?;
+        }
+        for (p, w) in self.params.iter_mut().zip(weights) {
+            self.device.write(&w.data, p)?;
+        }
+        Ok(())
+    }
+
+    pub fn optimizer_state(&self) -> KResult<OptimizerState> {
+        let mut slots = Vec::with_capacity(self.slots.len());
+        for s in &self.slots {
+            let mut v = Vec::with_capacity(s.len());
+            for t in s {
+                v.push(HostArray::new(t.shape.clone(), self.device.download(t)?));
+            }
+            slots.push(v);
+        }
+        Ok(OptimizerState {
+            iterations: self.iterations,
+            slots,
+        })
+    }
+
+    pub fn set_optimizer_state(&mut self, state: &OptimizerState) -> KResult<()> {
+        let fits = state.slots.len() == self.slots.len()
+            && state.slots.iter().zip(&self.slots).all(|(a, b)| {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.data.len() == y.len())
+            });
+        if !fits {
+            return Err(KerasError::Value(
+                "The optimizer state does not match this model's optimizer and variables.".into(),
+            ));
+        }
+        for (a, b) in state.slots.iter().zip(self.slots.iter_mut()) {
+            for (x, y) in a.iter().zip(b.iter_mut()) {
+                self.device.write(&x.data, y)?;
+            }
+        }
+        self.iterations = state.iterations;
+        Ok(())
+    }
+
+    /// Checks that `x` and `y` fit the model for `batch` examples, with Keras's messages.
+    /// Callers running several replicas should call this before splitting the batch, so no
+    /// replica fails alone while the others wait in the all-reduce.
+    pub fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()> {
+        check_data(&self.config, &self.plan, self.compile.as_ref(), x, y, batch)
+    }
+
+    fn buffers(&mut self, batch: usize) -> KResult<&mut Buffers> {
+        let fuse = self.fuse();
+        let stale = self
+            .bufs
+            .as_ref()
+            .is_none_or(|b| b.batch != batch || b.fuse != fuse);
+        if stale {
+            let b = Buffers::new(
+                self.device.as_ref(),
+                &self.config,
+                &self.plan,
+                batch,
+                fuse,
+                self.compile.as_ref().map(|c| c.loss),
+            )?;
+            self.bufs = Some(b);
+        }
+        self.bufs
+            .as_mut()
+            .ok_or_else(|| KerasError::Value("no buffers".into()))
+    }
+
+    /// Whether the loss reads the logits before the last softmax/sigmoid, as Keras's
+    /// TensorFlow backend does for cross-entropies on a softmax or sigmoid output.
+    fn fuse(&self) -> Fuse {
+        let Some(c) = &self.compile else {
+            return Fuse::None;
+        };
+        let Some(last) = self.config.layers.last() else {
+            return Fuse::None;
+        };
+        let matches = matches!(
+            (last.kind.activation(), c.loss),
+            (
+                Some(Act::Softmax),
+                LossKind::CategoricalCrossentropy { from_logits: false }
+                    | LossKind::SparseCategoricalCrossentropy { from_logits: false }
+            ) | (
+                Some(Act::Elem(Activation::Sigmoid)),
+                LossKind::BinaryCrossentropy { from_logits: false }
+            )
+        );
+        match (&last.kind, matches) {
+            (_, false) => Fuse::None,
+            (LayerKind::Dense { .. } | LayerKind::Conv2D { .. }, true) => Fuse::PreActivation,
+            (_, true) => Fuse::ActivationLayer,
+        }
+    }
+
+    /// Runs the model on `batch` examples and returns the outputs on the host.
+    pub fn forward(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
+        check_data(&self.config, &self.plan, None, x, None, batch)?;
+        self.buffers(batch)?;
+        let seed = self.step_seed();
+        let Replica {
+            device,
+            config,
+            plan,
+            params,
+            bufs,
+            ..
+        } = self;
+        let dev = device.as_ref();
+        let bufs = bufs
+            .as_mut()
+            .ok_or_else(|| KerasError::Value("no buffers".into()))?;
+        layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
+        Ok(dev.download(bufs.output())?)
+    }
+
+    fn step_seed(&self) -> u64 {
+        self.seed ^ self.iterations.wrapping_mul(0x9E37_79B9) ^ (self.rank << 48)
+    }
+
+    /// Loss and metric sums on one batch without touching the weights.
+    pub fn evaluate_step(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
+        let compile = self
+            .compile
+            .clone()
+            .ok_or(KerasError::NotCompiled("evaluate"))?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        self.buffers(batch)?;
+        let seed = self.step_seed();
+        let Replica {
+            device,
+            config,
+            plan,
+            params,
+            bufs,
+            ..
+        } = self;
+        let dev = device.as_ref();
+        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
+        layers::forward(dev, config, plan, params, bufs, x, false, seed)?;
+        layers::loss(dev, &compile, bufs, y, batch, 1.0)
+    }
+
+    /// One training step on this replica's `batch` examples of a `global_batch`: forward,
+    /// loss, backward, `sync` on the flat gradient (skipped when `None`), optimizer.
+    pub fn train_step(
+        &mut self,
+        x: &[f32],
+        y: &[f32],
+        batch: usize,
+        global_batch: usize,
+        sync: Option<GradSync<'_>>,
+    ) -> KResult<StepStats> {
+        let compile = self
+            .compile
+            .clone()
+            .ok_or(KerasError::NotCompiled("training"))?;
+        let stats = self.forward_backward(&compile, x, y, batch, global_batch, true)?;
+        if let Some(sync) = sync {
+            self.sync_gradients(sync)?;
+        }
+        self.apply_gradients(&compile)?;
+        Ok(stats)
+    }
+
+    /// Loss sums and the gradient of (sum of per-example losses / `global_batch`) with
+    /// respect to every variable, without applying them: for gradient checks and for
+    /// callers that apply gradients themselves (`GradientTape`).
+    pub fn gradients(
+        &mut self,
+        x: &[f32],
+        y: &[f32],
+        batch: usize,
+        global_batch: usize,
+        training: bool,
+    ) -> KResult<(StepStats, Vec<HostArray>)> {
+        let compile = self
+            .compile
+            .clone()
+            .ok_or(KerasError::NotCompiled("training"))?;
+        let stats = self.forward_backward(&compile, x, y, batch, global_batch, training)?;
+        let grads = self
+            .grads
+            .iter()
+            .map(|g| Ok(HostArray::new(g.shape.clone(), self.device.download(g)?)))
+            .collect::<KResult<Vec<_>>>()?;
+        Ok((stats, grads))
+    }
+
+    fn forward_backward(
+        &mut self,
+        compile: &CompileConfig,
+        x: &[f32],
+        y: &[f32],
+        batch: usize,
+        global_batch: usize,
+        training: bool,
+    ) -> KResult<StepStats> {
+        check_data(&self.config, &self.plan, Some(compile), x, Some(y), batch)?;
+        self.buffers(batch)?;
+        let seed = self.step_seed();
+        let Replica {
+            device,
+            config,
+            plan,
+            params,
+            grads,
+            bufs,
+            ..
+        } = self;
+        let dev = device.as_ref();
+        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("training"))?;
+        layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
+        let scale = 1.0 / global_batch.max(1) as f32;
+        let stats = layers::loss(dev, compile, bufs, y, batch, scale)?;
+        layers::backward(dev, config, plan, params, grads, bufs)?;
+        Ok(stats)
+    }
+
+    fn sync_gradients(&mut self, sync: GradSync<'_>) -> KResult<()> {
+        let dev = self.device.as_ref();
+        if self.flat.is_none() {
+            self.flat = Some(dev.zeros(&[self.plan.param_count()])?);
+        }
+        let Some(flat) = self.flat.as_mut() else {
+            return Ok(());
+        };
+        let mut off = 0;
+        for g in &self.grads {
+            dev.copy_range(g, 0, flat, off, g.len())?;
+            off += g.len();
+        }
+        sync(flat, dev)?;
+        let mut off = 0;
+        for g in self.grads.iter_mut() {
+            let n = g.len();
+            dev.copy_range(flat, off, g, 0, n)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    fn apply_gradients(&mut self, compile: &CompileConfig) -> KResult<()> {
+        let step = compile
+            .optimizer
+            .step(self.learning_rate, self.iterations + 1);
+        for ((p, g), s) in self
+            .params
+            .iter_mut()
+            .zip(&self.grads)
+            .zip(self.slots.iter_mut())
+        {
+            self.device.optimizer_step(&step, p, g, s)?;
+        }
+        self.iterations += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,421 @@
+//! A model's configuration as Keras-like JSON (`class_name` / `config` / `layers`, the shape
+//! of Keras 3's `config.json`), and back. Only what this engine builds is written and read;
+//! a config naming a layer we do not have fails with the list of supported ones.
+
+use crate::device::LossKind;
+use crate::keras::compile::{loss_name, CompileConfig, Metric, OptKind, OptimizerConfig};
+use crate::keras::config::{Act, Init, LayerKind, LayerSpec, ModelConfig, Padding};
+use crate::keras::error::{KResult, KerasError};
+use serde_json::{json, Value};
+
+fn init_json(i: &Init) -> Value {
+    let config = match i {
+        Init::RandomNormal { mean, stddev } => {
+            json!({"mean": mean, "stddev": stddev, "seed": null})
+        }
+        Init::RandomUniform { minval, maxval } => {
+            json!({"minval": minval, "maxval": maxval, "seed": null})
+        }
+        Init::Constant(v) => json!({ "value": v }),
+        Init::Zeros | Init::Ones => json!({}),
+        _ => json!({"seed": null}),
+    };
+    json!({"module": "keras.initializers", "class_name": i.keras_name(), "config": config, "registered_name": null})
+}
+
+fn batch_shape(shape: &[usize]) -> Value {
+    let mut v = vec![Value::Null];
+    v.extend(shape.iter().map(|d| json!(d)));
+    Value::Array(v)
+}
+
+fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
+    let mut c = json!({"name": l.name, "trainable": true, "dtype": "float32"});
+    let extra = match &l.kind {
+        LayerKind::Dense {
+            units,
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+        } => json!({"units": units, "activation": activation.keras_name(), "use_bias": use_bias,
+            "kernel_initializer": init_json(kernel_initializer),
+            "bias_initializer": init_json(bias_initializer),
+            "kernel_regularizer": null, "bias_regularizer": null,
+            "kernel_constraint": null, "bias_constraint": null}),
+        LayerKind::Conv2D {
+            filters,
+            kernel_size,
+            strides,
+            padding,
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+        } => json!({"filters": filters, "kernel_size": [kernel_size.0, kernel_size.1],
+            "strides": [strides.0, strides.1], "padding": padding.keras_name(),
+            "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1,
+            "activation": activation.keras_name(), "use_bias": use_bias,
+            "kernel_initializer": init_json(kernel_initializer),
+            "bias_initializer": init_json(bias_initializer)}),
+        LayerKind::MaxPooling2D {
+            pool_size,
+            strides,
+            padding,
+        } => json!({"pool_size": [pool_size.0, pool_size.1], "strides": [strides.0, strides.1],
+            "padding": padding.keras_name(), "data_format": "channels_last"}),
+        LayerKind::Flatten => json!({"data_format": "channels_last"}),
+        LayerKind::Reshape { target_shape } => json!({ "target_shape": target_shape }),
+        LayerKind::Dropout { rate, seed } => {
+            json!({"rate": rate, "seed": seed, "noise_shape": null})
+        }
+        LayerKind::Activation(a) => json!({"activation": a.keras_name()}),
+        LayerKind::Softmax => json!({"axis": -1}),
+    };
+    if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
+    json!({"module": "keras.layers", "class_name": l.kind.class_name(), "config": c,
+        "registered_name": null, "build_config": {"input_shape": batch_shape(input)}})
+}
+
+/// The optimizer's Keras config.
+pub fn optimizer_json(o: &OptimizerConfig) -> Value {
+    let mut c = json!({"name": o.class_name().to_lowercase(), "learning_rate": o.learning_rate});
+    let extra = match o.kind {
+        OptKind::Sgd { momentum, nesterov } => json!({"momentum": momentum, "nesterov": nesterov}),
+        OptKind::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+        } => json!({"beta_1": beta_1, "beta_2": beta_2, "epsilon": epsilon, "amsgrad": false}),
+        OptKind::AdamW {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        } => json!({"beta_1": beta_1, "beta_2": beta_2, "epsilon": epsilon, "amsgrad": false,
+            "weight_decay": weight_decay}),
+        OptKind::RmsProp {
+            rho,
+            momentum,
+            epsilon,
+            centered,
+        } => json!({"rho": rho, "momentum": momentum, "epsilon": epsilon, "centered": centered}),
+        OptKind::Adagrad {
+            initial_accumulator_value,
+            epsilon,
+        } => json!({"initial_accumulator_value": initial_accumulator_value, "epsilon": epsilon}),
+    };
+    if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
+    json!({"module": "keras.optimizers", "class_name": o.class_name(), "config": c, "registered_name": null})
+}
+
+/// The whole `config.json`: the model, and `compile_config` when it was compiled.
+pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<Value> {
+    let plan = m.plan()?;
+    let mut layers = vec![json!({"module": "keras.layers", "class_name": "InputLayer",
+        "config": {"batch_shape": batch_shape(&m.input_shape), "dtype": "float32",
+        "sparse": false, "name": m.input_name}, "registered_name": null})];
+    for (l, ins) in m.layers.iter().zip(&plan.in_shapes) {
+        layers.push(layer_json(l, ins));
+    }
+    let class = if m.functional {
+        "Functional"
+    } else {
+        "Sequential"
+    };
+    let mut v = json!({"module": "keras", "class_name": class,
+        "config": {"name": m.name, "trainable": true, "dtype": "float32", "layers": layers,
+            "build_input_shape": batch_shape(&m.input_shape)},
+        "registered_name": null, "build_config": {"input_shape": batch_shape(&m.input_shape)}});
+    if let (Some(c), Some(obj)) = (compile, v.as_object_mut()) {
+        let from_logits = matches!(
+            c.loss,
+            LossKind::BinaryCrossentropy { from_logits: true }
+                | LossKind::CategoricalCrossentropy { from_logits: true }
+                | LossKind::SparseCategoricalCrossentropy { from_logits: true }
+        );
+        let delta = match c.loss {
+            LossKind::Huber { delta } => json!(delta),
+            _ => Value::Null,
+        };
+        obj.insert(
+            "compile_config".into(),
+            json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss_name(&c.loss),
+                "loss_config": {"from_logits": from_logits, "delta": delta},
+                "metrics": c.metrics.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                "loss_weights": null, "weighted_metrics": null, "run_eagerly": false,
+                "steps_per_execution": 1, "jit_compile": false}),
+        );
+    }
+    Ok(v)
+}
+
+fn bad(what: &str) -> KerasError {
+    KerasError::Value(format!("The saved model config is not valid: {what}."))
+}
+
+fn get<'a>(v: &'a Value, key: &str) -> KResult<&'a Value> {
+    v.get(key).ok_or_else(|| bad(&format!("missing \"{key}\"")))
+}
+fn uint(v: &Value, key: &str) -> KResult<usize> {
+    get(v, key)?
+        .as_u64()
+        .map(|x| x as usize)
+        .ok_or_else(|| bad(&format!("\"{key}\" is not a non-negative integer")))
+}
+fn float(v: &Value, key: &str, default: f32) -> f32 {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .map_or(default, |x| x as f32)
+}
+fn flag(v: &Value, key: &str, default: bool) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(default)
+}
+fn string<'a>(v: &'a Value, key: &str, default: &'a str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or(default)
+}
+fn pair(v: &Value, key: &str, default: (usize, usize)) -> KResult<(usize, usize)> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(|n| (n as usize, n as usize))
+            .ok_or_else(|| bad(key)),
+        Some(Value::Array(a)) => match a.as_slice() {
+            [x, y] => match (x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y)) => Ok((x as usize, y as usize)),
+                _ => Err(bad(key)),
+            },
+            _ => Err(bad(key)),
+        },
+        _ => Err(bad(key)),
+    }
+}
+fn init(v: &Value, key: &str, default: Init) -> KResult<Init> {
+    let Some(i) = v.get(key) else {
+        return Ok(default);
+    };
+    if let Some(s) = i.as_str() {
+        return Init::parse(s);
+    }
+    let c = i.get("config").cloned().unwrap_or(json!({}));
+    Ok(match string(i, "class_name", "") {
+        "RandomNormal" => Init::RandomNormal {
+            mean: float(&c, "mean", 0.0),
+            stddev: float(&c, "stddev", 0.05),
+        },
+        "RandomUniform" => Init::RandomUniform {
+            minval: float(&c, "minval", -0.05),
+            maxval: float(&c, "maxval", 0.05),
+        },
+        "Constant" => Init::Constant(float(&c, "value", 0.0)),
+        other => {
+            // Class names are the snake-case names in CamelCase.
+            let snake: String = other
+                .chars()
+                .enumerate()
+                .fold(String::new(), |mut s, (i, ch)| {
+                    if ch.is_ascii_uppercase() && i > 0 {
+                        s.push('_');
+                    }
+                    s.push(ch.to_ascii_lowercase());
+                    s
+                });
+            Init::parse(&snake)?
+        }
+    })
+}
+
+fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
+    let class = string(v, "class_name", "");
+    let c = get(v, "config")?;
+    let act = |key| Act::parse(string(c, key, "linear"));
+    let kind = match class {
+        "InputLayer" => return Ok(None),
+        "Dense" => LayerKind::Dense {
+            units: uint(c, "units")?,
+            activation: act("activation")?,
+            use_bias: flag(c, "use_bias", true),
+            kernel_initializer: init(c, "kernel_initializer", Init::GlorotUniform)?,
+            bias_initializer: init(c, "bias_initializer", Init::Zeros)?,
+        },
+        "Conv2D" => LayerKind::Conv2D {
+            filters: uint(c, "filters")?,
+            kernel_size: pair(c, "kernel_size", (3, 3))?,
+            strides: pair(c, "strides", (1, 1))?,
+            padding: Padding::parse(string(c, "padding", "valid"))?,
+            activation: act("activation")?,
+            use_bias: flag(c, "use_bias", true),
+            kernel_initializer: init(c, "kernel_initializer", Init::GlorotUniform)?,
+            bias_initializer: init(c, "bias_initializer", Init::Zeros)?,
+        },
+        "MaxPooling2D" => {
+            let pool = pair(c, "pool_size", (2, 2))?;
+            LayerKind::MaxPooling2D {
+                pool_size: pool,
+                strides: pair(c, "strides", pool)?,
+                padding: Padding::parse(string(c, "padding", "valid"))?,
+            }
+        }
+        "Flatten" => LayerKind::Flatten,
+        "Reshape" => LayerKind::Reshape {
+            target_shape: get(c, "target_shape")?
+                .as_array()
+                .ok_or_else(|| bad("target_shape"))?
+                .iter()
+                .map(|d| d.as_i64().ok_or_else(|| bad("target_shape")))
+                .collect::<KResult<_>>()?,
+        },
+        "Dropout" => LayerKind::Dropout {
+            rate: float(c, "rate", 0.0),
+            seed: c.get("seed").and_then(Value::as_u64),
+        },
+        "Activation" => LayerKind::Activation(act("activation")?),
+        "Softmax" => LayerKind::Softmax,
+        other => {
+            return Err(KerasError::unknown(
+                "layer",
+                other,
+                &[
+                    "InputLayer",
+                    "Dense",
+                    "Conv2D",
+                    "MaxPooling2D",
+                    "Flatten",
+                    "Reshape",
+                    "Dropout",
+                    "Activation",
+                    "Softmax",
+                ],
+            ))
+        }
+    };
+    let name = string(c, "name", kind.base_name()).to_string();
+    Ok(Some(LayerSpec { name, kind }))
+}
+
+fn shape_from(v: &Value) -> Option<Vec<usize>> {
+    let a = v.as_array()?;
+    a.iter()
+        .skip(1)
+        .map(|d| d.as_u64().map(|d| d as usize))
+        .collect()
+}
+
+/// Reads a model (and its compile settings, when present) from `config.json`'s value.
+pub fn model_from_json(v: &Value) -> KResult<(ModelConfig, Option<CompileConfig>)> {
+    let class = string(v, "class_name", "");
+    if class != "Sequential" && class != "Functional" && class != "Model" {
+        return Err(KerasError::unknown(
+            "model class",
+            class,
+            &["Sequential", "Functional"],
+        ));
+    }
+    let c = get(v, "config")?;
+    let raw = get(c, "layers")?.as_array().ok_or_else(|| bad("layers"))?;
+    let input_shape = c
+        .get("build_input_shape")
+        .and_then(shape_from)
+        .or_else(|| {
+            raw.first()
+                .and_then(|l| l.get("config"))
+                .and_then(|c| c.get("batch_shape"))
+                .and_then(shape_from)
+        })
+        .ok_or_else(|| bad("no input shape"))?;
+    let input_name = raw
+        .first()
+        .filter(|l| string(l, "class_name", "") == "InputLayer")
+        .and_then(|l| l.get("config"))
+        .map(|c| string(c, "name", "input_layer").to_string())
+        .unwrap_or_else(|| "input_layer".to_string());
+    let mut layers = vec![];
+    for l in raw {
+        if let Some(spec) = layer_from(l)? {
+            layers.push(spec);
+        }
+    }
+    let m = ModelConfig {
+        name: string(c, "name", "sequential").to_string(),
+        input_shape,
+        input_name,
+        layers,
+        functional: class != "Sequential",
+    };
+    m.plan()?;
+    let compile = match v.get("compile_config") {
+        Some(cc) if !cc.is_null() => Some(compile_from(cc)?),
+        _ => None,
+    };
+    Ok((m, compile))
+}
+
+fn compile_from(cc: &Value) -> KResult<CompileConfig> {
+    let o = get(cc, "optimizer")?;
+    let oc = get(o, "config")?;
+    let mut opt = OptimizerConfig::parse(string(o, "class_name", ""))?;
+    opt.learning_rate = float(oc, "learning_rate", opt.learning_rate);
+    opt.kind = match opt.kind {
+        OptKind::Sgd { .. } => OptKind::Sgd {
+            momentum: float(oc, "momentum", 0.0),
+            nesterov: flag(oc, "nesterov", false),
+        },
+        OptKind::Adam { .. } => OptKind::Adam {
+            beta_1: float(oc, "beta_1", 0.9),
+            beta_2: float(oc, "beta_2", 0.999),
+            epsilon: float(oc, "epsilon", 1e-7),
+        },
+        OptKind::AdamW { .. } => OptKind::AdamW {
+            beta_1: float(oc, "beta_1", 0.9),
+            beta_2: float(oc, "beta_2", 0.999),
+            epsilon: float(oc, "epsilon", 1e-7),
+            weight_decay: float(oc, "weight_decay", 0.004),
+        },
+        OptKind::RmsProp { .. } => OptKind::RmsProp {
+            rho: float(oc, "rho", 0.9),
+            momentum: float(oc, "momentum", 0.0),
+            epsilon: float(oc, "epsilon", 1e-7),
+            centered: flag(oc, "centered", false),
+        },
+        OptKind::Adagrad { .. } => OptKind::Adagrad {
+            initial_accumulator_value: float(oc, "initial_accumulator_value", 0.1),
+            epsilon: float(oc, "epsilon", 1e-7),
+        },
+    };
+    let mut loss = crate::keras::compile::parse_loss(string(cc, "loss", ""))?;
+    let lc = cc.get("loss_config").cloned().unwrap_or(json!({}));
+    let logits = flag(&lc, "from_logits", false);
+    loss = match loss {
+        LossKind::BinaryCrossentropy { .. } => LossKind::BinaryCrossentropy {
+            from_logits: logits,
+        },
+        LossKind::CategoricalCrossentropy { .. } => LossKind::CategoricalCrossentropy {
+            from_logits: logits,
+        },
+        LossKind::SparseCategoricalCrossentropy { .. } => LossKind::SparseCategoricalCrossentropy {
+            from_logits: logits,
+        },
+        LossKind::Huber { .. } => LossKind::Huber {
+            delta: float(&lc, "delta", 1.0),
+        },
+        other => other,
+    };
+    let metrics = match cc.get("metrics").and_then(Value::as_array) {
+        Some(a) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|n| Metric::parse(n, &loss))
+            .collect::<KResult<Vec<_>>>()?,
+        None => vec![],
+    };
+    Ok(CompileConfig {
+        loss,
+        optimizer: opt,
+        metrics,
+    })
+}

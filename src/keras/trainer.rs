@@ -1,0 +1,85 @@
+//! The seam between the epoch loop and whoever runs the steps. [`Trainer`] is what `fit`,
+//! `evaluate`, `predict` and the callbacks drive: one [`Replica`] implements it for a single
+//! device, and the distribute part implements it for N mirrored replicas (splitting each
+//! global batch, all-reducing, keeping the copies identical). The loop never asks which.
+
+use super::compile::CompileConfig;
+use super::config::{ModelConfig, Plan};
+use super::error::{KResult, KerasError};
+use super::init::HostArray;
+use super::replica::{OptimizerState, Replica, StepStats};
+
+pub trait Trainer {
+    fn config(&self) -> &ModelConfig;
+    fn plan(&self) -> &Plan;
+    fn compiled(&self) -> Option<&CompileConfig>;
+    /// Validates a global batch before any replica starts on it.
+    fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()>;
+    /// One optimizer step on a global batch; returns sums over the whole batch.
+    fn train_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats>;
+    fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats>;
+    fn predict_batch(&mut self, x: &[f32], batch: usize) -> KResult<Vec<f32>>;
+    fn get_weights(&self) -> KResult<Vec<HostArray>>;
+    fn set_weights(&mut self, weights: &[HostArray]) -> KResult<()>;
+    fn optimizer_state(&self) -> KResult<OptimizerState>;
+    fn set_optimizer_state(&mut self, state: &OptimizerState) -> KResult<()>;
+    fn learning_rate(&self) -> f32;
+    fn set_learning_rate(&mut self, lr: f32);
+}
+
+impl Trainer for Replica {
+    fn config(&self) -> &ModelConfig {
+        Replica::config(self)
+    }
+    fn plan(&self) -> &Plan {
+        Replica::plan(self)
+    }
+    fn compiled(&self) -> Option<&CompileConfig> {
+        Replica::compiled(self)
+    }
+    fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()> {
+        Replica::check_batch(self, x, y, batch)
+    }
+    fn train_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
+        self.train_step(x, y, batch, batch, None)
+    }
+    fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
+        self.evaluate_step(x, y, batch)
+    }
+    fn predict_batch(&mut self, x: &[f32], batch: usize) -> KResult<Vec<f32>> {
+        self.forward(x, batch, false)
+    }
+    fn get_weights(&self) -> KResult<Vec<HostArray>> {
+        Replica::get_weights(self)
+    }
+    fn set_weights(&mut self, weights: &[HostArray]) -> KResult<()> {
+        Replica::set_weights(self, weights)
+    }
+    fn optimizer_state(&self) -> KResult<OptimizerState> {
+        Replica::optimizer_state(self)
+    }
+    fn set_optimizer_state(&mut self, state: &OptimizerState) -> KResult<()> {
+        Replica::set_optimizer_state(self, state)
+    }
+    fn learning_rate(&self) -> f32 {
+        Replica::learning_rate(self)
+    }
+    fn set_learning_rate(&mut self, lr: f32) {
+        Replica::set_learning_rate(self, lr)
+    }
+}
+
+/// Per-example lengths of inputs and targets for this model and loss.
+pub fn example_lens(t: &dyn Trainer) -> KResult<(usize, usize)> {
+    let x_per: usize = t.config().input_shape.iter().product();
+    let out = t.plan().output_shape();
+    let out_per: usize = out.iter().product();
+    let c = t.compiled().ok_or(KerasError::NotCompiled("training"))?;
+    let y_per = match c.loss {
+        crate::device::LossKind::SparseCategoricalCrossentropy { .. } => {
+            out_per / out.last().copied().unwrap_or(1).max(1)
+        }
+        _ => out_per,
+    };
+    Ok((x_per, y_per))
+}
