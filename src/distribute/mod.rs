@@ -7,20 +7,27 @@
 //! - [`split`]: TensorFlow's global-batch split.
 //! - [`strategy`]: device lists, logical CPU devices and the `MirroredStrategy` core.
 //! - [`train`]: the replica model contract and distributed fit/evaluate/predict.
+//! - [`keras_model`]: the Keras engine's replica on this contract, and `MirroredTrainer`,
+//!   the engine's `Trainer` seam over N replicas.
 //! - [`stats`]: per-fit timings for the teaching view.
 
 pub mod allreduce;
+pub mod bench;
+pub mod keras_model;
 pub mod model;
 pub mod pool;
 pub mod ring;
+mod spin;
 pub mod split;
 pub mod stats;
 pub mod strategy;
 pub mod train;
 
 pub use allreduce::AllReduce;
+pub use keras_model::MirroredTrainer;
 pub use model::{
-    BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReplicaModel,
+    BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReduceHook,
+    ReplicaModel,
 };
 pub use pool::ReplicaPool;
 pub use ring::RingAllReduce;
@@ -60,6 +67,8 @@ pub enum DistributeError {
     UnknownModel(u64),
     #[error("{0}")]
     InvalidInput(String),
+    #[error("a replica asked the strategy to run on every replica; that must be done from outside the replicas")]
+    Reentrant,
     #[error("training was interrupted")]
     Interrupted,
 }

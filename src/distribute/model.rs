@@ -10,6 +10,9 @@ use crate::device::{DTensor, Device};
 /// bindings to downcast.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The all-reduce a training step calls with its flat gradient buffer and its device.
+pub type ReduceHook<'a> = dyn FnMut(&mut DTensor, &dyn Device) -> Result<(), BoxError> + 'a;
+
 /// Additive per-batch results: `values[0]` is the sum of per-example losses and the others
 /// are sums of per-example metric values, so that sums over replicas and batches, divided by
 /// `examples`, give exactly the single-device (sample-weighted) means Keras reports.
@@ -49,28 +52,26 @@ pub trait ReplicaModel {
     /// Names of the reported values: `loss` first, then each metric (`accuracy`, ...).
     fn metric_names(&self) -> Vec<String>;
 
-    /// Forward pass, loss, and backward pass for `rows` examples (at least one), writing the
-    /// gradient of every variable into the flat buffer `gradients()` returns. Each example's
-    /// loss gradient is scaled by `1 / global_batch`, so the all-reduced SUM over replicas is
-    /// the gradient of the global batch's mean loss.
-    fn compute_gradients(
+    /// Length of the flat gradient buffer (all trainable variables, in order).
+    fn gradient_len(&self) -> usize;
+
+    /// One training step on this replica's share of a global batch: forward pass, loss, and
+    /// backward pass for `rows` examples into one flat gradient buffer, with each example's
+    /// loss gradient scaled by `1 / global_batch` (so that the all-reduced SUM over replicas
+    /// is the gradient of the global batch's mean loss); then `reduce(gradient, device)`
+    /// exactly once, which returns with the buffer holding the sum over all replicas; then
+    /// the optimizer update of every variable with that summed gradient. `rows` may be 0 (a
+    /// short last batch split over many replicas): the gradient is then zero, and `reduce`
+    /// and the update still happen, because every replica must take part in both.
+    fn train_step(
         &mut self,
         device: &dyn Device,
         x: &[f32],
         y: &[f32],
         rows: usize,
         global_batch: usize,
+        reduce: &mut ReduceHook<'_>,
     ) -> Result<BatchSums, BoxError>;
-
-    /// Sets the gradient buffer to zero: the contribution of a replica whose local batch is
-    /// empty (a short last batch split over many replicas).
-    fn zero_gradients(&mut self, device: &dyn Device) -> Result<(), BoxError>;
-
-    /// The flat gradient buffer (all variables, in order) that the all-reduce sums in place.
-    fn gradients(&mut self) -> &mut DTensor;
-
-    /// Applies the optimizer to every variable with the (reduced) gradient buffer.
-    fn apply_gradients(&mut self, device: &dyn Device) -> Result<(), BoxError>;
 
     /// Loss and metric sums for `rows` examples (at least one), without training.
     fn evaluate_batch(
@@ -94,6 +95,12 @@ pub trait ReplicaModel {
 
     /// Overwrites every variable, in the order `variables` returns them.
     fn set_variables(&mut self, device: &dyn Device, values: &[Vec<f32>]) -> Result<(), BoxError>;
+
+    /// The concrete model, for operations this trait does not cover (a Keras replica's
+    /// learning rate and optimizer state).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// Host training data: `x` holds rows of `x_width` features, `y` rows of `y_width` targets

@@ -9,10 +9,12 @@
 //! This file knows nothing about models, devices or all-reduce.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::spin::spin_until;
 use super::DistributeError;
 
 /// Worker threads get a roomy stack: model code may recurse through layers.
@@ -51,6 +53,10 @@ struct Shared<S: 'static> {
     work: Condvar,
     /// Wakes the dispatcher when the last worker finishes.
     done: Condvar,
+    /// Mirrors of `epoch` (with `u64::MAX` meaning shutdown) and `pending` that threads spin
+    /// on before sleeping; the mutex remains the source of truth.
+    epoch_hint: AtomicU64,
+    pending_hint: AtomicUsize,
 }
 
 impl<S: 'static> Shared<S> {
@@ -88,6 +94,8 @@ impl<S: 'static> ReplicaPool<S> {
             }),
             work: Condvar::new(),
             done: Condvar::new(),
+            epoch_hint: AtomicU64::new(0),
+            pending_hint: AtomicUsize::new(0),
         });
         let init = Arc::new(init);
         let (tx, rx) = mpsc::channel::<(usize, Result<(), DistributeError>)>();
@@ -184,8 +192,12 @@ impl<S: 'static> ReplicaPool<S> {
         R: Send,
         F: Fn(usize, &mut S) -> R + Sync,
     {
-        let _serial = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let n = self.threads.len();
+        if ON_REPLICA_THREAD.with(|f| f.get()) {
+            // Waiting for every replica from one of them would wait for ever.
+            return (0..n).map(|_| Err(DistributeError::Reentrant)).collect();
+        }
+        let _serial = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let slots: Vec<Mutex<Option<std::thread::Result<R>>>> =
             (0..n).map(|_| Mutex::new(None)).collect();
         let job = |rank: usize, state: &mut S| {
@@ -206,7 +218,15 @@ impl<S: 'static> ReplicaPool<S> {
             control.epoch = control.epoch.wrapping_add(1);
             control.job = Some(JobPtr(ptr));
             control.pending = n;
+            self.shared.pending_hint.store(n, Ordering::Release);
+            self.shared
+                .epoch_hint
+                .store(control.epoch, Ordering::Release);
             self.shared.work.notify_all();
+        }
+        spin_until(|| self.shared.pending_hint.load(Ordering::Acquire) == 0);
+        {
+            let mut control = self.shared.lock();
             while control.pending > 0 {
                 control = self
                     .shared
@@ -256,6 +276,7 @@ impl<S: 'static> Drop for ReplicaPool<S> {
         {
             let mut control = self.shared.lock();
             control.shutdown = true;
+            self.shared.epoch_hint.store(u64::MAX, Ordering::Release);
             self.shared.work.notify_all();
         }
         for handle in self.threads.drain(..) {
@@ -264,9 +285,16 @@ impl<S: 'static> Drop for ReplicaPool<S> {
     }
 }
 
+thread_local! {
+    /// Set on replica threads, so a replica that asks its own pool for work gets an error.
+    static ON_REPLICA_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn worker_loop<S: 'static>(rank: usize, shared: &Shared<S>, mut state: S) {
+    ON_REPLICA_THREAD.with(|f| f.set(true));
     let mut seen = 0u64;
     loop {
+        spin_until(|| shared.epoch_hint.load(Ordering::Acquire) != seen);
         let job = {
             let mut control = shared.lock();
             while control.epoch == seen && !control.shutdown {
@@ -286,6 +314,9 @@ fn worker_loop<S: 'static>(rank: usize, shared: &Shared<S>, mut state: S) {
         }
         let mut control = shared.lock();
         control.pending = control.pending.saturating_sub(1);
+        shared
+            .pending_hint
+            .store(control.pending, Ordering::Release);
         if control.pending == 0 {
             shared.done.notify_all();
         }
@@ -365,6 +396,16 @@ mod tests {
             again.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
             vec![1, 2]
         );
+    }
+
+    #[test]
+    fn dispatching_from_a_replica_is_an_error_not_a_deadlock() {
+        let pool =
+            std::sync::Arc::new(ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap());
+        let inner = pool.clone();
+        let out =
+            pool.run(|_, _| matches!(inner.run(|r, _| r)[0], Err(DistributeError::Reentrant)));
+        assert!(out.into_iter().all(|r| r.unwrap()));
     }
 
     #[test]

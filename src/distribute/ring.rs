@@ -10,10 +10,11 @@
 //! that live on a GPU are staged through the host, which keeps this correct (if slow) for
 //! any device. This file implements the fixed [`AllReduce`] seam and knows nothing of models.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use super::allreduce::AllReduce;
+use super::spin::spin_until;
 use crate::device::{Buffer, DResult, DTensor, Device, DeviceError};
 
 /// A reusable barrier for N threads that a failing replica can abort, so that the others stop
@@ -22,6 +23,9 @@ struct Gate {
     n: usize,
     state: Mutex<GateState>,
     cv: Condvar,
+    /// Mirrors of `generation` and `aborted` that waiters spin on before sleeping.
+    generation: AtomicU64,
+    aborted: AtomicBool,
 }
 
 struct GateState {
@@ -40,6 +44,8 @@ impl Gate {
                 aborted: false,
             }),
             cv: Condvar::new(),
+            generation: AtomicU64::new(0),
+            aborted: AtomicBool::new(false),
         }
     }
 
@@ -57,10 +63,18 @@ impl Gate {
         if s.arrived == self.n {
             s.arrived = 0;
             s.generation = s.generation.wrapping_add(1);
+            self.generation.store(s.generation, Ordering::Release);
             self.cv.notify_all();
             return true;
         }
         let generation = s.generation;
+        drop(s);
+        spin_until(|| {
+            self.generation.load(Ordering::Acquire) != generation
+                || (abortable && self.aborted.load(Ordering::Acquire))
+        });
+        // The lock orders everything the other threads did before the barrier.
+        let mut s = self.lock();
         while s.generation == generation && !(abortable && s.aborted) {
             s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
         }
@@ -74,6 +88,7 @@ impl Gate {
 
     fn abort(&self) {
         self.lock().aborted = true;
+        self.aborted.store(true, Ordering::Release);
         self.cv.notify_all();
     }
 
@@ -81,6 +96,7 @@ impl Gate {
         let mut s = self.lock();
         s.aborted = false;
         s.arrived = 0;
+        self.aborted.store(false, Ordering::Release);
     }
 }
 
@@ -110,6 +126,11 @@ impl RingAllReduce {
     /// Chunk `c` of a buffer of `len` elements cut into `n` near-equal parts.
     fn chunk(len: usize, n: usize, c: usize) -> (usize, usize) {
         (c * len / n, (c + 1) * len / n)
+    }
+
+    /// The ring on a plain host vector (benchmarks and tests that hold no device tensor).
+    pub fn all_reduce_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
+        self.ring_host(rank, data)
     }
 
     /// The ring itself on host memory. `data` is this rank's buffer.

@@ -126,6 +126,13 @@ pub fn default_devices(gpus: &[DeviceSpec], logical_cpus: usize) -> Vec<DeviceSp
 /// Makes the device of one replica, on that replica's own thread.
 pub type DeviceFactory = Arc<dyn Fn(&DeviceSpec) -> DResult<Box<dyn Device>> + Send + Sync>;
 
+/// The factory of CPU replicas: one `CpuDevice` per logical CPU device.
+pub fn cpu_factory() -> DeviceFactory {
+    Arc::new(|spec: &DeviceSpec| {
+        Ok(Box::new(crate::device::cpu::CpuDevice::new(spec.index)) as Box<dyn Device>)
+    })
+}
+
 /// Identifies a model built under a strategy (its copies live on every replica).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ModelId(pub u64);
@@ -153,6 +160,8 @@ pub struct MirroredStrategy {
     devices: Vec<DeviceSpec>,
     pub(crate) pool: ReplicaPool<Replica>,
     pub(crate) reducer: Arc<dyn AllReduce>,
+    /// Kept so that models can make further devices on their replica's thread.
+    factory: DeviceFactory,
     next_model: AtomicU64,
     pub(crate) last_stats: Mutex<Option<FitStats>>,
 }
@@ -182,12 +191,12 @@ impl MirroredStrategy {
             )));
         }
         let specs = devices.clone();
+        let make = factory.clone();
         let pool = ReplicaPool::new(devices.len(), move |rank| {
             let spec = specs.get(rank).cloned().ok_or_else(|| {
                 DistributeError::InvalidInput(format!("no device for replica {rank}"))
             })?;
-            let device =
-                factory(&spec).map_err(|source| DistributeError::Device { rank, source })?;
+            let device = make(&spec).map_err(|source| DistributeError::Device { rank, source })?;
             Ok::<_, DistributeError>(Replica {
                 rank,
                 spec,
@@ -199,6 +208,7 @@ impl MirroredStrategy {
             devices,
             pool,
             reducer,
+            factory,
             next_model: AtomicU64::new(1),
             last_stats: Mutex::new(None),
         })
@@ -211,6 +221,12 @@ impl MirroredStrategy {
 
     pub fn devices(&self) -> &[DeviceSpec] {
         &self.devices
+    }
+
+    /// The factory that made the replicas' devices; a model that owns its device (the Keras
+    /// engine's replica does) calls it on its replica's thread, from `build_model`'s builder.
+    pub fn device_factory(&self) -> DeviceFactory {
+        self.factory.clone()
     }
 
     /// The all-reduce's short name (`ring`, `nccl`).
@@ -287,6 +303,11 @@ impl MirroredStrategy {
                 .map_err(|source| DistributeError::Model { rank, source })
         });
         first_error(done)
+    }
+
+    /// Records the statistics of the fit in progress (callers driving their own loop).
+    pub fn publish_stats(&self, stats: FitStats) {
+        *self.last_stats.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
     }
 
     /// The statistics of the last `fit` on this strategy.

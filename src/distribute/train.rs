@@ -6,6 +6,7 @@
 //! single-device values. An interrupt flag is checked between steps: a step is never cut in
 //! half, so stopping leaves every copy equal. Nothing here imports the language or bindings.
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,12 +16,14 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+use super::allreduce::AllReduce;
 use super::model::{BatchSums, Dataset, FitControl, FitObserver, History};
 use super::pool::panic_message;
 use super::split::{epoch_batches, split_batch};
 use super::stats::FitStats;
 use super::strategy::{first_error, MirroredStrategy, ModelId};
 use super::{DistributeError, Result};
+use crate::device::{DTensor, Device, DeviceError};
 
 pub use super::model::{BoxError, NoObserver, ReplicaModel};
 
@@ -55,25 +58,76 @@ fn gather(data: &[f32], width: usize, order: &[usize], out: &mut Vec<f32>) {
     }
 }
 
-/// A replica's failure inside a step, with the all-reduce told so no one waits for it.
-fn fail(
-    strategy: &MirroredStrategy,
+/// Runs a model call on a replica, turning its error or panic into that replica's error.
+fn guarded<T>(rank: usize, f: impl FnOnce() -> std::result::Result<T, BoxError>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
+        Err(p) => Err(DistributeError::ReplicaPanicked {
+            rank,
+            message: panic_message(p.as_ref()),
+        }),
+    }
+}
+
+/// One replica's part of a training step: the model's step with the all-reduce as its hook.
+/// Returns the loss sums and the [compute, all-reduce, update] times. A replica that fails
+/// before reaching the all-reduce aborts it, so the other replicas return instead of waiting.
+#[allow(clippy::too_many_arguments)]
+fn replica_step(
+    reducer: &dyn AllReduce,
     rank: usize,
-    outcome: std::thread::Result<std::result::Result<BatchSums, BoxError>>,
-) -> Result<BatchSums> {
-    match outcome {
-        Ok(Ok(sums)) => Ok(sums),
-        Ok(Err(source)) => {
-            strategy.reducer.abort();
-            Err(DistributeError::Model { rank, source })
-        }
+    model: &mut dyn ReplicaModel,
+    device: &dyn Device,
+    x: &[f32],
+    y: &[f32],
+    rows: usize,
+    global: usize,
+) -> Result<(BatchSums, [Duration; 3])> {
+    let t0 = Instant::now();
+    let entered = Cell::new(None::<Instant>);
+    let left = Cell::new(None::<Instant>);
+    let reduce_error = Cell::new(None::<DeviceError>);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut hook =
+            |grad: &mut DTensor, dev: &dyn Device| -> std::result::Result<(), BoxError> {
+                if entered.get().is_some() {
+                    return Err("the training step called the all-reduce twice".into());
+                }
+                entered.set(Some(Instant::now()));
+                let done = reducer.all_reduce_sum(rank, grad, dev);
+                left.set(Some(Instant::now()));
+                done.map_err(|e| {
+                    let text = e.to_string();
+                    reduce_error.set(Some(e));
+                    text.into()
+                })
+            };
+        model.train_step(device, x, y, rows, global, &mut hook)
+    }));
+    let end = Instant::now();
+    if entered.get().is_none() {
+        // Whatever happened, this replica never joined the reduction: release the others.
+        reducer.abort();
+    }
+    if let Some(source) = reduce_error.take() {
+        return Err(DistributeError::Device { rank, source });
+    }
+    let sums = match outcome {
+        Ok(Ok(sums)) => sums,
+        Ok(Err(source)) => return Err(DistributeError::Model { rank, source }),
         Err(payload) => {
-            strategy.reducer.abort();
-            Err(DistributeError::ReplicaPanicked {
+            return Err(DistributeError::ReplicaPanicked {
                 rank,
                 message: panic_message(payload.as_ref()),
             })
         }
+    };
+    match (entered.get(), left.get()) {
+        (Some(a), Some(b)) => Ok((sums, [a - t0, b - a, end - b])),
+        _ => Err(DistributeError::Model {
+            rank,
+            source: "the model's training step returned without calling the all-reduce".into(),
+        }),
     }
 }
 
@@ -91,38 +145,20 @@ impl MirroredStrategy {
         let global = x.len().checked_div(x_width).unwrap_or(0);
         let ranges = split_batch(global, self.num_replicas_in_sync());
         let reducer = &*self.reducer;
-        let results =
-            self.pool
-                .run_fallible(|rank, replica| -> Result<(BatchSums, [Duration; 3])> {
-                    let range = ranges.get(rank).cloned().unwrap_or(0..0);
-                    let (model, device) = match replica.model(id) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            reducer.abort();
-                            return Err(e);
-                        }
-                    };
-                    let t0 = Instant::now();
-                    let computed = catch_unwind(AssertUnwindSafe(|| {
-                        if range.is_empty() {
-                            model.zero_gradients(device).map(|()| BatchSums::default())
-                        } else {
-                            let xs = rows(x, x_width, &range);
-                            let ys = rows(y, y_width, &range);
-                            model.compute_gradients(device, xs, ys, range.len(), global)
-                        }
-                    }));
-                    let sums = fail(self, rank, computed)?;
-                    let t1 = Instant::now();
-                    reducer
-                        .all_reduce_sum(rank, model.gradients(), device)
-                        .map_err(|source| DistributeError::Device { rank, source })?;
-                    let t2 = Instant::now();
-                    model
-                        .apply_gradients(device)
-                        .map_err(|source| DistributeError::Model { rank, source })?;
-                    Ok((sums, [t1 - t0, t2 - t1, t2.elapsed()]))
-                });
+        let results = self.pool.run_fallible(|rank, replica| {
+            let range = ranges.get(rank).cloned().unwrap_or(0..0);
+            let xs = rows(x, x_width, &range);
+            let ys = rows(y, y_width, &range);
+            match replica.model(id) {
+                Ok((model, device)) => {
+                    replica_step(reducer, rank, model, device, xs, ys, range.len(), global)
+                }
+                Err(e) => {
+                    reducer.abort();
+                    Err(e)
+                }
+            }
+        });
         let mut total = BatchSums::default();
         let mut times = Vec::with_capacity(results.len());
         let mut failures = Vec::new();
@@ -231,6 +267,55 @@ impl MirroredStrategy {
         Ok(history)
     }
 
+    /// Loss and metric sums of one global batch, split across the replicas.
+    pub fn evaluate_batch(
+        &self,
+        id: ModelId,
+        x: &[f32],
+        x_width: usize,
+        y: &[f32],
+        y_width: usize,
+    ) -> Result<BatchSums> {
+        let global = x.len().checked_div(x_width).unwrap_or(0);
+        let parts = split_batch(global, self.num_replicas_in_sync());
+        let results = self
+            .pool
+            .run_fallible(|rank, replica| -> Result<BatchSums> {
+                let part = parts.get(rank).cloned().unwrap_or(0..0);
+                if part.is_empty() {
+                    return Ok(BatchSums::default());
+                }
+                let (model, device) = replica.model(id)?;
+                let (xs, ys) = (rows(x, x_width, &part), rows(y, y_width, &part));
+                guarded(rank, || model.evaluate_batch(device, xs, ys, part.len()))
+            });
+        let mut total = BatchSums::default();
+        for r in results {
+            total.add(&r?);
+        }
+        Ok(total)
+    }
+
+    /// Outputs of one global batch: each replica's rows, concatenated in rank order.
+    pub fn predict_batch(&self, id: ModelId, x: &[f32], x_width: usize) -> Result<Vec<f32>> {
+        let global = x.len().checked_div(x_width).unwrap_or(0);
+        let parts = split_batch(global, self.num_replicas_in_sync());
+        let results = self.pool.run_fallible(|rank, replica| -> Result<Vec<f32>> {
+            let part = parts.get(rank).cloned().unwrap_or(0..0);
+            if part.is_empty() {
+                return Ok(Vec::new());
+            }
+            let (model, device) = replica.model(id)?;
+            let xs = rows(x, x_width, &part);
+            guarded(rank, || model.predict_batch(device, xs, part.len()))
+        });
+        let mut out = Vec::new();
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+
     /// `model.evaluate`: the loss and metrics over the whole data set, as `(name, mean)`.
     pub fn evaluate(
         &self,
@@ -246,42 +331,16 @@ impl MirroredStrategy {
             if interrupted(&interrupt) {
                 return Err(DistributeError::Interrupted);
             }
-            let xs = rows(data.x, data.x_width, &range);
-            let ys = rows(data.y, data.y_width, &range);
-            let parts = split_batch(range.len(), self.num_replicas_in_sync());
-            let results = self
-                .pool
-                .run_fallible(|rank, replica| -> Result<BatchSums> {
-                    let part = parts.get(rank).cloned().unwrap_or(0..0);
-                    if part.is_empty() {
-                        return Ok(BatchSums::default());
-                    }
-                    let (model, device) = replica.model(id)?;
-                    let out = catch_unwind(AssertUnwindSafe(|| {
-                        model.evaluate_batch(
-                            device,
-                            rows(xs, data.x_width, &part),
-                            rows(ys, data.y_width, &part),
-                            part.len(),
-                        )
-                    }));
-                    match out {
-                        Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
-                        Err(p) => Err(DistributeError::ReplicaPanicked {
-                            rank,
-                            message: panic_message(p.as_ref()),
-                        }),
-                    }
-                });
-            for r in results {
-                total.add(&r?);
-            }
+            let (xs, ys) = (
+                rows(data.x, data.x_width, &range),
+                rows(data.y, data.y_width, &range),
+            );
+            total.add(&self.evaluate_batch(id, xs, data.x_width, ys, data.y_width)?);
         }
         Ok(total.means(&names))
     }
 
-    /// `model.predict`: outputs of every example, row-major, in input order (each replica's
-    /// outputs concatenated in rank order).
+    /// `model.predict`: outputs of every example, row-major, in input order.
     pub fn predict(
         &self,
         id: ModelId,
@@ -302,28 +361,7 @@ impl MirroredStrategy {
             if interrupted(&interrupt) {
                 return Err(DistributeError::Interrupted);
             }
-            let xs = rows(x, x_width, &range);
-            let parts = split_batch(range.len(), self.num_replicas_in_sync());
-            let results = self.pool.run_fallible(|rank, replica| -> Result<Vec<f32>> {
-                let part = parts.get(rank).cloned().unwrap_or(0..0);
-                if part.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let (model, device) = replica.model(id)?;
-                let got = catch_unwind(AssertUnwindSafe(|| {
-                    model.predict_batch(device, rows(xs, x_width, &part), part.len())
-                }));
-                match got {
-                    Ok(r) => r.map_err(|source| DistributeError::Model { rank, source }),
-                    Err(p) => Err(DistributeError::ReplicaPanicked {
-                        rank,
-                        message: panic_message(p.as_ref()),
-                    }),
-                }
-            });
-            for r in results {
-                out.extend(r?);
-            }
+            out.extend(self.predict_batch(id, rows(x, x_width, &range), x_width)?);
         }
         Ok(out)
     }
@@ -335,7 +373,7 @@ impl MirroredStrategy {
 
     /// Length of a model's flat gradient buffer (from replica 0).
     pub fn gradient_len(&self, id: ModelId) -> Result<usize> {
-        self.on_primary(id, |m| m.gradients().len())
+        self.on_primary(id, |m| m.gradient_len())
     }
 
     fn on_primary<R: Send>(

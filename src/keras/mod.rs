@@ -9,10 +9,12 @@
 //! [`Device`]: crate::device::Device
 
 pub mod activations;
+pub mod bench;
 pub mod callbacks;
 pub mod checkpoint;
 pub mod compile;
 pub mod config;
+pub mod datasets;
 pub mod error;
 pub mod fit;
 pub mod init;

@@ -349,13 +349,14 @@ pub fn model_from_json(v: &Value) -> KResult<(ModelConfig, Option<CompileConfig>
     };
     m.plan()?;
     let compile = match v.get("compile_config") {
-        Some(cc) if !cc.is_null() => Some(compile_from(cc)?),
+        Some(cc) if !cc.is_null() => Some(compile_from_json(cc)?),
         _ => None,
     };
     Ok((m, compile))
 }
 
-fn compile_from(cc: &Value) -> KResult<CompileConfig> {
+/// Reads `compile_config` (optimizer class and config, loss name and options, metrics).
+pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
     let o = get(cc, "optimizer")?;
     let oc = get(o, "config")?;
     let mut opt = OptimizerConfig::parse(string(o, "class_name", ""))?;
@@ -387,8 +388,19 @@ fn compile_from(cc: &Value) -> KResult<CompileConfig> {
             epsilon: float(oc, "epsilon", 1e-7),
         },
     };
-    let mut loss = crate::keras::compile::parse_loss(string(cc, "loss", ""))?;
-    let lc = cc.get("loss_config").cloned().unwrap_or(json!({}));
+    // Our files write the loss as a name plus `loss_config`; Keras writes a serialized
+    // loss object (`class_name` and `config`). Both are read.
+    let (loss_name, lc) = match cc.get("loss") {
+        Some(Value::Object(o)) => (
+            o.get("class_name").and_then(Value::as_str).unwrap_or(""),
+            o.get("config").cloned().unwrap_or(json!({})),
+        ),
+        _ => (
+            string(cc, "loss", ""),
+            cc.get("loss_config").cloned().unwrap_or(json!({})),
+        ),
+    };
+    let mut loss = crate::keras::compile::parse_loss(loss_name)?;
     let logits = flag(&lc, "from_logits", false);
     loss = match loss {
         LossKind::BinaryCrossentropy { .. } => LossKind::BinaryCrossentropy {
@@ -408,7 +420,13 @@ fn compile_from(cc: &Value) -> KResult<CompileConfig> {
     let metrics = match cc.get("metrics").and_then(Value::as_array) {
         Some(a) => a
             .iter()
-            .filter_map(Value::as_str)
+            .filter_map(|m| {
+                m.as_str().or_else(|| {
+                    m.get("config")
+                        .and_then(|c| c.get("name"))
+                        .and_then(Value::as_str)
+                })
+            })
             .map(|n| Metric::parse(n, &loss))
             .collect::<KResult<Vec<_>>>()?,
         None => vec![],

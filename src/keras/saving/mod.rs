@@ -19,7 +19,7 @@
 mod json;
 mod tensors;
 
-pub use json::{model_from_json, model_json, optimizer_json};
+pub use json::{compile_from_json, model_from_json, model_json, optimizer_json};
 
 use super::compile::CompileConfig;
 use super::config::ModelConfig;
