@@ -79,6 +79,7 @@ impl From<TfError> for PyErr {
 pub struct TfState {
     pub devices: config::DeviceState,
     pub dist: distribute::DistState,
+    pub keras: keras::model::KerasState,
 }
 
 /// The module object. Each import builds a fresh namespace; everything that must survive
@@ -92,6 +93,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("config", config::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
+    .with("keras", keras::module())
     .with("TensorShape", shape::class());
     for (name, v) in dtypes::all() {
         m.set(name, v);

@@ -4,16 +4,34 @@
 
 pub mod callbacks;
 pub mod checkpoint;
+pub mod fit;
+pub mod layers;
+pub mod model;
+pub mod optimizers;
 pub mod schedules;
+pub mod summary;
+pub mod weights;
 
 use crate::lang::{NativeModule, Value};
 
 /// The `keras` module as `tf.keras` shows it.
 pub fn module() -> Value {
-    NativeModule::new("keras", "Keras, on the mirror-kernel engine.")
+    let m = NativeModule::new("keras", "Keras, on the mirror-kernel engine.")
         .with("__version__", Value::str("3.3.3"))
         .with("callbacks", callbacks::module())
-        .into_value()
+        .with("layers", layers::module())
+        .with(
+            "Input",
+            super::func(
+                "Input",
+                "Input(shape, batch_size=None, dtype=None, name=None)",
+                layers::input,
+            ),
+        );
+    model::register(&m);
+    optimizers::register(&m);
+    m.into_value()
 }
+
 #[cfg(test)]
 mod tests;
