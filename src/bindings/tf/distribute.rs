@@ -147,38 +147,15 @@ impl Strategy {
                 .into());
             }
         };
-        reduce_numbers(op, &parts)
-    }
-}
-
-/// Sums or averages Python numbers, keeping ints for an integer SUM as TF keeps int dtypes.
-fn reduce_numbers(op: ReduceOp, parts: &[Value]) -> PyResult<Value> {
-    if parts.is_empty() {
-        return Ok(Value::None);
-    }
-    let all_int = parts
-        .iter()
-        .all(|p| matches!(p, Value::Int(_) | Value::Bool(_)));
-    if all_int && op == ReduceOp::Sum {
-        let mut total: i64 = 0;
-        for p in parts {
-            total = total.wrapping_add(p.as_int()?);
+        if parts
+            .iter()
+            .any(|p| super::convert::held_array(p).is_some())
+        {
+            let axis = super::ops::axes_arg(s[2].as_ref(), ctx)?;
+            return super::values::reduce_tensors(op, &parts, axis, ctx);
         }
-        return Ok(Value::Int(total));
+        super::values::reduce_numbers(op, &parts)
     }
-    let mut total = 0.0;
-    for p in parts {
-        total += p.as_float().map_err(|_| {
-            TfError::Type(format!(
-                "strategy.reduce cannot reduce values of type {}",
-                p.type_name()
-            ))
-        })?;
-    }
-    Ok(Value::Float(match op {
-        ReduceOp::Sum => total,
-        ReduceOp::Mean => total / parts.len() as f64,
-    }))
 }
 
 /// The session's strategy bookkeeping.

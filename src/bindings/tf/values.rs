@@ -204,3 +204,88 @@ impl Object for ReplicaContext {
         self
     }
 }
+
+/// Sums or averages per-replica tensors: element-wise across replicas, or with `axis`
+/// over the replicas' values joined along that axis (the global batch), as TF does.
+pub fn reduce_tensors(
+    op: ReduceOp,
+    parts: &[Value],
+    axis: Option<Vec<i64>>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
+    use crate::tensor::ops::{binary, Operand};
+    use crate::tensor::{BinaryOp, Reduction};
+    let err = super::convert::tensor_err;
+    let arrays: Vec<crate::tensor::NdArray> = parts
+        .iter()
+        .map(|p| super::tensor::tensor_arg(p, ctx).map(|a| (*a).clone()))
+        .collect::<PyResult<_>>()?;
+    let dtype = arrays.first().map(|a| a.dtype());
+    let out = match axis {
+        Some(ax) => {
+            let first = ax.first().copied().unwrap_or(0);
+            let joined = if arrays.first().is_some_and(|a| a.ndim() == 0) {
+                crate::tensor::build::stack(&arrays, 0).map_err(err)?
+            } else {
+                crate::tensor::build::concatenate(&arrays, first).map_err(err)?
+            };
+            let r = if op == ReduceOp::Sum {
+                Reduction::Sum
+            } else {
+                Reduction::Mean
+            };
+            joined.reduce(r, Some(&ax), false, 0.0).map_err(err)?
+        }
+        None => {
+            let mut total = arrays
+                .first()
+                .cloned()
+                .ok_or_else(|| super::TfError::Value("nothing to reduce".into()))?;
+            for a in arrays.iter().skip(1) {
+                total =
+                    binary(Operand::Arr(&total), Operand::Arr(a), BinaryOp::Add).map_err(err)?;
+            }
+            if op == ReduceOp::Mean {
+                let n = crate::tensor::dtype::WeakScalar::Float(arrays.len() as f64);
+                total =
+                    binary(Operand::Arr(&total), Operand::Weak(n), BinaryOp::Div).map_err(err)?;
+            }
+            total
+        }
+    };
+    // TF keeps the values' dtype (a mean of int32 values stays int32).
+    Ok(super::convert::tensor_value(match dtype {
+        Some(d) => out.astype(d),
+        None => out,
+    }))
+}
+
+/// Sums or averages Python numbers, keeping ints for an integer SUM as TF keeps int dtypes.
+pub fn reduce_numbers(op: ReduceOp, parts: &[Value]) -> PyResult<Value> {
+    if parts.is_empty() {
+        return Ok(Value::None);
+    }
+    let all_int = parts
+        .iter()
+        .all(|p| matches!(p, Value::Int(_) | Value::Bool(_)));
+    if all_int && op == ReduceOp::Sum {
+        let mut total: i64 = 0;
+        for p in parts {
+            total = total.wrapping_add(p.as_int()?);
+        }
+        return Ok(Value::Int(total));
+    }
+    let mut total = 0.0;
+    for p in parts {
+        total += p.as_float().map_err(|_| {
+            super::TfError::Type(format!(
+                "strategy.reduce cannot reduce values of type {}",
+                p.type_name()
+            ))
+        })?;
+    }
+    Ok(Value::Float(match op {
+        ReduceOp::Sum => total,
+        ReduceOp::Mean => total / parts.len() as f64,
+    }))
+}

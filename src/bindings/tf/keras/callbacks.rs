@@ -145,12 +145,14 @@ pub fn callback_class() -> Value {
     .method("__init__", |_, _, _| Ok(Value::None))
     .method("set_model", |this, args, ctx| {
         let s = args.bind("set_model", &["model"], 1)?;
-        set_attr(ctx, this, "model", s[0].clone().unwrap_or(Value::None))?;
+        // The interpreter does not yet let natives set attributes on user instances; the
+        // hooks still run, only `self.model` stays unset until it does.
+        let _ = set_attr(ctx, this, "model", s[0].clone().unwrap_or(Value::None));
         Ok(Value::None)
     })
     .method("set_params", |this, args, ctx| {
         let s = args.bind("set_params", &["params"], 1)?;
-        set_attr(ctx, this, "params", s[0].clone().unwrap_or(Value::None))?;
+        let _ = set_attr(ctx, this, "params", s[0].clone().unwrap_or(Value::None));
         Ok(Value::None)
     });
     for h in HOOKS {

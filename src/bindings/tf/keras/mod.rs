@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod fit;
 pub mod layers;
 pub mod model;
+pub mod models;
 pub mod optimizers;
 pub mod schedules;
 pub mod summary;
@@ -28,7 +29,7 @@ pub fn module() -> Value {
                 layers::input,
             ),
         );
-    model::register(&m);
+    models::register(&m);
     optimizers::register(&m);
     m.into_value()
 }

@@ -6,15 +6,14 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::sync::Arc;
 
 use super::super::convert::{numpy_value, to_array};
 use super::super::distribute::{active_strategy, warn_compile_outside_scope, Strategy};
 use super::super::{bound, given, TfState};
-use super::layers::{kerr, shape_arg, KerasTensor, LayerObj};
+use super::layers::{kerr, shape_arg, LayerObj};
 use crate::distribute::keras_model::MirroredTrainer;
 use crate::keras::{initial_weights, CompileConfig, HostArray, ModelConfig, Replica, Trainer};
-use crate::lang::{Args, Ctx, NativeModule, Object, PyErr, PyResult, Value};
+use crate::lang::{Args, Ctx, Object, PyErr, PyResult, Value};
 use crate::tensor::{DType, NdArray};
 
 /// The engine model behind a built Keras model.
@@ -69,7 +68,7 @@ pub struct KerasState {
 }
 
 impl ModelObj {
-    fn new(
+    pub(crate) fn new(
         layers: Vec<Value>,
         input_shape: Option<Vec<usize>>,
         functional: bool,
@@ -91,7 +90,7 @@ impl ModelObj {
         }
     }
 
-    fn known_input_shape(&self) -> Option<Vec<usize>> {
+    pub(crate) fn known_input_shape(&self) -> Option<Vec<usize>> {
         if let Some(s) = self.input_shape.borrow().clone() {
             return Some(s);
         }
@@ -142,7 +141,7 @@ impl ModelObj {
         let strategy = self.scope_at_creation.clone();
         let engine = match strategy.as_ref().and_then(|s| s.downcast::<Strategy>()) {
             Some(s) => {
-                let core = strategy_core(s)?;
+                let core = super::models::strategy_core(s)?;
                 let t = MirroredTrainer::new(
                     core,
                     &cfg,
@@ -275,30 +274,6 @@ impl ModelObj {
     }
 }
 
-/// The engine strategy behind a strategy object, made on first use.
-pub fn strategy_core(s: &Strategy) -> PyResult<Arc<crate::distribute::MirroredStrategy>> {
-    if let Some(c) = s.core.borrow().as_ref() {
-        return Ok(c.clone());
-    }
-    let specs: Vec<crate::distribute::DeviceSpec> = s
-        .devices
-        .iter()
-        .map(|(t, i)| {
-            if *t == "GPU" {
-                crate::distribute::DeviceSpec::gpu(*i, *i)
-            } else {
-                crate::distribute::DeviceSpec::cpu(*i)
-            }
-        })
-        .collect();
-    let core =
-        crate::distribute::MirroredStrategy::new(specs, crate::distribute::strategy::cpu_factory())
-            .map_err(|e| PyErr::runtime_error(e.to_string()))?;
-    let core = Arc::new(core);
-    *s.core.borrow_mut() = Some(core.clone());
-    Ok(core)
-}
-
 fn host_to_numpy(h: &HostArray) -> PyResult<Value> {
     NdArray::from_f32(&h.shape, h.data.clone())
         .map(numpy_value)
@@ -395,7 +370,9 @@ impl Object for ModelObj {
             }),
             "build" => bound::<ModelObj>(this, name, |m, this, a, c| {
                 let s = a.bind("build", &["input_shape"], 1)?;
-                let shape = shape_arg(&strip_batch(s[0].as_ref().unwrap_or(&Value::None)))?;
+                let shape = shape_arg(&super::models::strip_batch(
+                    s[0].as_ref().unwrap_or(&Value::None),
+                ))?;
                 m.build(this, &shape, c)?;
                 Ok(Value::None)
             }),
@@ -507,104 +484,4 @@ impl ModelObj {
             }
         })
     }
-}
-
-fn strip_batch(v: &Value) -> Value {
-    match v.as_seq() {
-        Some(items) if items.first().is_some_and(|x| x.is_none()) => {
-            Value::tuple(items[1..].to_vec())
-        }
-        _ => v.clone(),
-    }
-}
-
-/// Makes the model value and builds it at once when its input shape is known, as Keras
-/// builds a model whose first layer names its input shape.
-fn finish(m: ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let shape = m.known_input_shape();
-    let v = Value::native(m);
-    if let (Some(shape), Some(m)) = (shape, v.downcast::<ModelObj>()) {
-        m.build(&v, &shape, ctx)?;
-    }
-    Ok(v)
-}
-
-fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let s = args.bind("Sequential", &["layers", "trainable", "name"], 0)?;
-    let layers = match given(&s[0]) {
-        Some(v) => v
-            .as_seq()
-            .ok_or_else(|| PyErr::type_error("Sequential expects a list of layers"))?,
-        None => vec![],
-    };
-    let mut shape = None;
-    let mut flat = vec![];
-    for l in layers {
-        if let Some(m) = l.downcast::<ModelObj>() {
-            // A nested model contributes its layers, as a chain.
-            shape = shape.or_else(|| m.known_input_shape());
-            flat.extend(m.layers.borrow().iter().cloned());
-            continue;
-        }
-        match l.downcast::<LayerObj>() {
-            Some(x) if x.kind.is_none() => shape = x.input_shape.clone(),
-            Some(_) => flat.push(l),
-            None => return Err(PyErr::type_error(format!("Only instances of `keras.Layer` can be added to a Sequential model. Received: {} (of type {})", l.type_name(), l.type_name()))),
-        }
-    }
-    let name = given(&s[2])
-        .map(|v| v.as_str().map(str::to_string))
-        .transpose()?;
-    let scope = active_strategy(ctx);
-    finish(ModelObj::new(flat, shape, false, name, scope), ctx)
-}
-
-fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let s = args.bind("Model", &["inputs", "outputs", "name"], 2)?;
-    let inp = s[0]
-        .as_ref()
-        .and_then(|v| v.downcast::<KerasTensor>())
-        .ok_or_else(|| {
-            PyErr::type_error("Model(inputs, outputs) expects keras.Input(...) as inputs")
-        })?;
-    let out = s[1]
-        .as_ref()
-        .and_then(|v| v.downcast::<KerasTensor>())
-        .ok_or_else(|| {
-            PyErr::type_error(
-                "Model(inputs, outputs) expects the result of calling layers on the input",
-            )
-        })?;
-    let name = given(&s[2])
-        .map(|v| v.as_str().map(str::to_string))
-        .transpose()?;
-    let (layers, shape) = (out.layers.clone(), inp.shape.clone());
-    let scope = active_strategy(ctx);
-    finish(ModelObj::new(layers, Some(shape), true, name, scope), ctx)
-}
-
-/// Registers `Sequential`, `Model` and `models` in `tf.keras`.
-pub fn register(keras: &NativeModule) {
-    use crate::lang::NativeClass;
-    let seq = NativeClass::new(
-        "Sequential",
-        "keras.src.models.sequential",
-        "Sequential(layers=None, name=None)",
-    )
-    .base("Model")
-    .constructor(sequential)
-    .into_value();
-    let model = NativeClass::new(
-        "Model",
-        "keras.src.models.model",
-        "Model(inputs, outputs, name=None)",
-    )
-    .constructor(functional)
-    .into_value();
-    let models = NativeModule::new("keras.models", "Keras models.")
-        .with("Sequential", seq.clone())
-        .with("Model", model.clone());
-    keras.set("Sequential", seq);
-    keras.set("Model", model);
-    keras.set("models", models.into_value());
 }
