@@ -172,3 +172,14 @@ m = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(4,))])");
     let r = run(&s, "tf.distribute.TPUStrategy()");
     assert_eq!(r.error.map(|e| e.0).as_deref(), Some("ValueError"));
 }
+
+#[test]
+fn to_categorical_and_activation_functions() {
+    let s = session();
+    let out = ok(&s, "import tensorflow as tf\nprint(repr(tf.keras.utils.to_categorical([0, 2, 1])))\n\
+m = tf.keras.Sequential([tf.keras.layers.Dense(2, activation=tf.keras.activations.relu, input_shape=(3,))])\nprint(m.output_shape)");
+    assert_eq!(
+        out,
+        "array([[1., 0., 0.],\n       [0., 0., 1.],\n       [0., 1., 0.]])\n(None, 2)\n"
+    );
+}

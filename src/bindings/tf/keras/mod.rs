@@ -11,6 +11,7 @@ pub mod models;
 pub mod optimizers;
 pub mod schedules;
 pub mod summary;
+pub mod utils;
 pub mod weights;
 
 use crate::lang::{NativeModule, Value};
@@ -31,6 +32,7 @@ pub fn module() -> Value {
         );
     models::register(&m);
     optimizers::register(&m);
+    utils::register(&m);
     m.into_value()
 }
 
