@@ -1,6 +1,0 @@
-//! The `tf` binding (being built).
-use crate::lang::{Ctx, PyErr, PyResult, Value};
-
-pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
-    Err(PyErr::new("ModuleNotFoundError", "not yet available"))
-}

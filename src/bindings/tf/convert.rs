@@ -1,0 +1,180 @@
+//! Conversions between language values and the arrays behind `tf.Tensor`: Python scalars
+//! and nested lists (with TF's defaults: Python floats become float32, Python ints int32),
+//! numpy arrays, tensors and variables; TF's dtype objects to the tensor part's dtypes;
+//! and errors of array operations to TF's exception names. No arithmetic here.
+
+use std::rc::Rc;
+
+use super::dtypes::DType as TfDType;
+use super::tensor::Tensor;
+use super::variable::{MirroredVariable, Variable};
+use super::TfError;
+use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+use crate::tensor::build::{from_nested, Nested};
+use crate::tensor::dtype::WeakScalar;
+use crate::tensor::{DType, NdArray, TensorError};
+
+/// An array error as TF raises it: shape and dtype problems are `InvalidArgumentError`.
+pub fn tensor_err(e: TensorError) -> PyErr {
+    match e {
+        TensorError::Broadcast(..) => {
+            PyErr::new("InvalidArgumentError", format!("Incompatible shapes: {e}"))
+        }
+        other => PyErr::new(other.py_type(), other.to_string()),
+    }
+}
+
+/// The tensor part's dtype for a TF dtype, or TF's error for dtypes this kernel lacks.
+pub fn engine_dtype(d: &TfDType) -> PyResult<DType> {
+    DType::parse(d.name).ok_or_else(|| {
+        TfError::Type(format!(
+            "dtype {} is not supported by this kernel (use float32, float64, int32, int64, \
+             uint8 or bool)",
+            d.name
+        ))
+        .into()
+    })
+}
+
+/// The TF dtype object for an array dtype.
+pub fn tf_dtype(d: DType) -> TfDType {
+    TfDType::from_name(d.name()).unwrap_or(TfDType { name: "float32" })
+}
+
+/// A dtype argument (`tf.float32`, `'float32'`, `np.float32`), or `None` when absent.
+pub fn dtype_arg(v: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<Option<DType>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    match TfDType::from_value(v, ctx)? {
+        Some(d) => Ok(Some(engine_dtype(&d)?)),
+        None => {
+            let shown = ctx.repr(v)?;
+            Err(TfError::Type(format!("Cannot convert {shown} to a TensorFlow DType.")).into())
+        }
+    }
+}
+
+/// The array inside a numpy value (an `np.ndarray` or numpy scalar).
+pub fn numpy_array(v: &Value) -> Option<Rc<NdArray>> {
+    crate::bindings::numpy::convert::as_array(v)
+}
+
+/// A numpy value for `.numpy()`: a numpy scalar for 0-d, else an `np.ndarray`.
+pub fn numpy_value(a: NdArray) -> Value {
+    crate::bindings::numpy::convert::wrap(a)
+}
+
+/// The array a value already holds (tensor, variable, numpy), without conversion.
+pub fn held_array(v: &Value) -> Option<Rc<NdArray>> {
+    if let Some(t) = v.downcast::<Tensor>() {
+        return Some(t.array.clone());
+    }
+    if let Some(var) = v.downcast::<Variable>() {
+        return Some(Rc::new(var.read()));
+    }
+    if let Some(m) = v.downcast::<MirroredVariable>() {
+        return m.primary().map(|p| Rc::new(p.read()));
+    }
+    numpy_array(v)
+}
+
+fn nested(v: &Value, depth: usize, from_arrays: &mut bool) -> PyResult<Nested> {
+    if depth > 64 {
+        return Err(PyErr::value_error(
+            "value is nested too deeply to convert to a Tensor",
+        ));
+    }
+    Ok(match v {
+        Value::Bool(b) => Nested::Py(WeakScalar::Bool(*b)),
+        Value::Int(i) => Nested::Py(WeakScalar::Int(*i)),
+        Value::Float(x) => Nested::Py(WeakScalar::Float(*x)),
+        Value::List(_) | Value::Tuple(_) => Nested::List(
+            v.as_seq()
+                .unwrap_or_default()
+                .iter()
+                .map(|i| nested(i, depth + 1, from_arrays))
+                .collect::<PyResult<_>>()?,
+        ),
+        other => match held_array(other) {
+            Some(a) => {
+                *from_arrays = true;
+                Nested::Arr((*a).clone())
+            }
+            None => {
+                return Err(TfError::Value(format!(
+                    "Attempt to convert a value of type {} to a Tensor.",
+                    other.type_name()
+                ))
+                .into())
+            }
+        },
+    })
+}
+
+/// TF's dtype for data written in Python: floats are float32, ints int32 when they fit.
+fn python_default(a: NdArray) -> NdArray {
+    match a.dtype() {
+        DType::F64 => a.astype(DType::F32),
+        DType::I64 => {
+            let (_, vals) = a.to_i64_vec();
+            if vals.iter().all(|v| i32::try_from(*v).is_ok()) {
+                a.astype(DType::I32)
+            } else {
+                a
+            }
+        }
+        _ => a,
+    }
+}
+
+/// The array for `tf.constant(v, dtype)` / `tf.convert_to_tensor(v, dtype)`. With
+/// `strict`, a tensor of another dtype is an error, as `convert_to_tensor` makes it.
+pub fn to_array(
+    v: &Value,
+    dtype: Option<DType>,
+    strict: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<NdArray> {
+    if let Some(a) = held_array(v) {
+        return match dtype {
+            Some(d) if d != a.dtype() => {
+                if strict && v.downcast::<Tensor>().is_some() {
+                    return Err(TfError::Value(format!(
+                        "Tensor conversion requested dtype {} for Tensor with dtype {}",
+                        d.name(),
+                        a.dtype().name()
+                    ))
+                    .into());
+                }
+                Ok(a.astype(d))
+            }
+            _ => Ok((*a).clone()),
+        };
+    }
+    let mut from_arrays = false;
+    let n = match nested(v, 0, &mut from_arrays) {
+        Ok(n) => n,
+        Err(e) => {
+            // Other array-likes (a numpy scalar the numpy binding wraps) offer `.numpy()`.
+            let conv = ctx
+                .getattr(v, "numpy")
+                .and_then(|f| ctx.call(&f, Args::default()));
+            match conv.ok().as_ref().and_then(numpy_array) {
+                Some(a) => return Ok((*a).clone()),
+                None => return Err(e),
+            }
+        }
+    };
+    let a = from_nested(&n, dtype).map_err(tensor_err)?;
+    Ok(if dtype.is_none() && !from_arrays {
+        python_default(a)
+    } else {
+        a
+    })
+}
+
+/// A tensor value from an array.
+pub fn tensor_value(a: NdArray) -> Value {
+    Value::native(Tensor { array: Rc::new(a) })
+}

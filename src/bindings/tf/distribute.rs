@@ -1,0 +1,435 @@
+//! `tf.distribute` strategies as language objects: the [`Strategy`] native (devices,
+//! `num_replicas_in_sync`, `scope()`, `run`, `reduce`, local results), the scope stack kept
+//! in session state so that a `with strategy.scope():` in one cell still holds for the model
+//! built in the next, and the checks Keras makes when a model meets a strategy (built
+//! outside, fitted inside; two strategies mixed). The constructors (`MirroredStrategy`, ...)
+//! are in `strategies.rs`; training itself belongs to the distribute part.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::values::{DistributedValues, ReduceOp, ReplicaContext};
+use super::{address_of, bound, given, py_str_repr, py_tuple, TfError, TfState};
+use crate::display::{plain, MimeBundle};
+use crate::lang::{Args, Ctx, Object, PyResult, Value};
+
+pub use super::mistakes::{check_fit_scope, warn_compile_outside_scope};
+pub use super::strategies::module;
+
+/// Which strategy class a [`Strategy`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyKind {
+    Mirrored,
+    OneDevice,
+    MultiWorkerMirrored,
+    /// The strategy `tf.distribute.get_strategy()` returns outside every scope.
+    Default,
+}
+
+impl StrategyKind {
+    pub fn class_name(self) -> &'static str {
+        match self {
+            StrategyKind::Mirrored => "MirroredStrategy",
+            StrategyKind::OneDevice => "OneDeviceStrategy",
+            StrategyKind::MultiWorkerMirrored => "MultiWorkerMirroredStrategy",
+            StrategyKind::Default => "_DefaultDistributionStrategy",
+        }
+    }
+    fn module_path(self) -> &'static str {
+        match self {
+            StrategyKind::Mirrored => "tensorflow.python.distribute.mirrored_strategy",
+            StrategyKind::OneDevice => "tensorflow.python.distribute.one_device_strategy",
+            StrategyKind::MultiWorkerMirrored => {
+                "tensorflow.python.distribute.collective_all_reduce_strategy"
+            }
+            StrategyKind::Default => "tensorflow.python.distribute.distribute_lib",
+        }
+    }
+}
+
+/// A distribution strategy: which devices hold a replica, and how gradients are summed.
+pub struct Strategy {
+    pub kind: StrategyKind,
+    /// Logical devices as `(device_type, index)`, one per replica.
+    pub devices: Vec<(&'static str, usize)>,
+    /// The cross-device reduction the user asked for (`NcclAllReduce`, ...), for display.
+    pub cross_device_ops: Option<String>,
+    /// The engine's replicas, made when the first model is built under this strategy
+    /// (replica threads cost memory, so a strategy only printed never starts them).
+    pub core: RefCell<Option<Arc<crate::distribute::MirroredStrategy>>>,
+}
+
+/// The full name TF gives a local device in `worker_devices` and the INFO line.
+pub fn full_device_name(device_type: &str, index: usize) -> String {
+    format!("/job:localhost/replica:0/task:0/device:{device_type}:{index}")
+}
+
+impl Strategy {
+    pub fn num_replicas(&self) -> usize {
+        self.devices.len().max(1)
+    }
+
+    pub fn worker_devices(&self) -> Vec<String> {
+        self.devices
+            .iter()
+            .map(|(t, i)| full_device_name(t, *i))
+            .collect()
+    }
+
+    fn worker_devices_tuple(&self) -> Value {
+        Value::tuple(self.worker_devices().into_iter().map(Value::from).collect())
+    }
+
+    /// `strategy.run(fn, args=(), kwargs=None)`: calls `fn` once per replica, replica by
+    /// replica, with per-replica arguments unwrapped; results come back as `PerReplica`.
+    fn run(&self, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let s = args.bind("run", &["fn", "args", "kwargs", "options"], 1)?;
+        let f = s[0].clone().unwrap_or(Value::None);
+        let pos = match given(&s[1]) {
+            Some(v) => v.as_seq().unwrap_or_else(|| vec![v.clone()]),
+            None => vec![],
+        };
+        let kw: Vec<(String, Value)> = match given(&s[2]) {
+            Some(Value::Dict(d)) => d
+                .borrow()
+                .items()
+                .map(|(k, v)| Ok((k.as_str()?.to_string(), v.clone())))
+                .collect::<PyResult<_>>()?,
+            Some(other) => {
+                return Err(TfError::Type(format!(
+                    "kwargs must be a dict, not {}",
+                    other.type_name()
+                ))
+                .into())
+            }
+            None => vec![],
+        };
+        let n = self.num_replicas();
+        let mut results = Vec::with_capacity(n);
+        for r in 0..n {
+            ctx.check_interrupt()?;
+            let call = Args {
+                pos: pos.iter().map(|v| DistributedValues::local(v, r)).collect(),
+                kw: kw
+                    .iter()
+                    .map(|(k, v)| (k.clone(), DistributedValues::local(v, r)))
+                    .collect(),
+            };
+            let saved = enter_replica(ctx, this, r);
+            let out = ctx.call(&f, call);
+            restore_replica(ctx, saved);
+            results.push(out?);
+        }
+        Ok(if n == 1 {
+            results.pop().unwrap_or(Value::None)
+        } else {
+            DistributedValues::per_replica(results)
+        })
+    }
+
+    /// `strategy.reduce(op, value, axis=None)` for Python numbers; tensors reduce through the
+    /// tensor part.
+    fn reduce(&self, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let s = args.bind("reduce", &["reduce_op", "value", "axis"], 2)?;
+        let op = ReduceOp::from_value(s[0].as_ref().unwrap_or(&Value::None))?;
+        let v = s[1].clone().unwrap_or(Value::None);
+        let parts = match v.downcast::<DistributedValues>() {
+            Some(d) => d.parts.clone(),
+            None if op == ReduceOp::Mean || self.num_replicas() == 1 => return Ok(v),
+            None => {
+                let shown = ctx.repr(&v)?;
+                return Err(TfError::Value(format!(
+                    "A non-DistributedValues value {shown} cannot be reduced with the given \
+                     reduce op ReduceOp.SUM.\nHint: reduce the PerReplica result of \
+                     strategy.run(...), not a plain value."
+                ))
+                .into());
+            }
+        };
+        if parts
+            .iter()
+            .any(|p| super::convert::held_array(p).is_some())
+        {
+            let axis = super::ops::axes_arg(s[2].as_ref(), ctx)?;
+            return super::values::reduce_tensors(op, &parts, axis, ctx);
+        }
+        super::values::reduce_numbers(op, &parts)
+    }
+}
+
+/// The session's strategy bookkeeping.
+#[derive(Default)]
+pub struct DistState {
+    /// Strategies whose `scope()` is entered, innermost last.
+    pub stack: Vec<Value>,
+    /// The default strategy, made once so `get_strategy()` keeps its identity.
+    default: Option<Value>,
+    /// While `strategy.run` calls a replica's function: that strategy and replica.
+    replica: Option<(Value, usize)>,
+}
+
+fn enter_replica(ctx: &mut dyn Ctx, strategy: &Value, r: usize) -> Option<(Value, usize)> {
+    let st = &mut ctx.state().get::<TfState>().dist;
+    st.replica.replace((strategy.clone(), r))
+}
+
+fn restore_replica(ctx: &mut dyn Ctx, saved: Option<(Value, usize)>) {
+    ctx.state().get::<TfState>().dist.replica = saved;
+}
+
+/// The strategy whose scope is active (innermost), if any.
+pub fn active_strategy(ctx: &mut dyn Ctx) -> Option<Value> {
+    let st = &ctx.state().get::<TfState>().dist;
+    if let Some((s, _)) = &st.replica {
+        return Some(s.clone());
+    }
+    st.stack.last().cloned()
+}
+
+/// `tf.distribute.get_strategy()`: the active strategy, else the default one.
+pub fn current_or_default(ctx: &mut dyn Ctx) -> Value {
+    if let Some(s) = active_strategy(ctx) {
+        return s;
+    }
+    let st = &mut ctx.state().get::<TfState>().dist;
+    st.default
+        .get_or_insert_with(|| {
+            Value::native(Strategy {
+                kind: StrategyKind::Default,
+                devices: vec![("CPU", 0)],
+                cross_device_ops: None,
+                core: RefCell::new(None),
+            })
+        })
+        .clone()
+}
+
+/// `tf.distribute.get_replica_context()`: the replica being run, the default replica
+/// context outside every scope, and `None` in a strategy's cross-replica context.
+pub fn replica_context(ctx: &mut dyn Ctx) -> Value {
+    let running = ctx.state().get::<TfState>().dist.replica.clone();
+    if let Some((s, r)) = running {
+        let n = s.downcast::<Strategy>().map_or(1, |x| x.num_replicas());
+        return Value::native(ReplicaContext {
+            strategy: s,
+            replica: r,
+            replicas: n,
+            value_context: false,
+        });
+    }
+    if active_strategy(ctx).is_some() {
+        return Value::None;
+    }
+    Value::native(ReplicaContext {
+        strategy: current_or_default(ctx),
+        replica: 0,
+        replicas: 1,
+        value_context: false,
+    })
+}
+
+pub(crate) fn strategy_repr(v: &Value, ctx: &mut dyn Ctx) -> String {
+    ctx.repr(v).unwrap_or_else(|_| "<strategy>".into())
+}
+
+impl Object for Strategy {
+    fn type_name(&self) -> String {
+        self.kind.class_name().into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!(
+            "<{}.{} object at {}>",
+            self.kind.module_path(),
+            self.kind.class_name(),
+            address_of(self)
+        ))
+    }
+    fn rich(&self, ctx: &mut dyn Ctx) -> PyResult<Option<MimeBundle>> {
+        let devices = self.worker_devices();
+        let mut text = format!(
+            "{} with {} replica{}:\n",
+            self.kind.class_name(),
+            self.num_replicas(),
+            if self.num_replicas() == 1 { "" } else { "s" }
+        );
+        let mut html = format!(
+            "<div><b>{}</b> &mdash; {} replica(s)<table><tr><th>replica</th><th>device</th></tr>",
+            self.kind.class_name(),
+            self.num_replicas()
+        );
+        for (i, d) in devices.iter().enumerate() {
+            text.push_str(&format!("  replica {i}: {d}\n"));
+            html.push_str(&format!("<tr><td>{i}</td><td><code>{d}</code></td></tr>"));
+        }
+        html.push_str("</table>");
+        let stats = self.core.borrow().as_ref().and_then(|c| c.last_fit_stats());
+        if let Some(st) = stats {
+            let line = format!(
+                "last fit: global batch {} split {:?} over replicas; step time: compute {:.0}%, \
+                 all-reduce ({}) {:.0}%, update {:.0}%",
+                st.global_batch,
+                st.local_batch,
+                100.0 * st.compute_share(),
+                st.all_reduce,
+                100.0 * st.all_reduce_share(),
+                100.0 * st.update_share()
+            );
+            text.push_str(&line);
+            text.push('\n');
+            html.push_str(&format!("<p>{line}</p>"));
+        }
+        html.push_str("</div>");
+        let _ = ctx;
+        let mut b = plain(text.trim_end());
+        b.insert("text/html".into(), serde_json::Value::String(html));
+        Ok(Some(b))
+    }
+    fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(Some(match name {
+            "num_replicas_in_sync" => Value::Int(self.num_replicas() as i64),
+            "extended" => Value::native(Extended {
+                strategy: this.clone(),
+            }),
+            "cluster_resolver" => Value::None,
+            "scope" => bound::<Strategy>(this, "scope", |_, this, _, _| {
+                Ok(Value::native(Scope {
+                    strategy: this.clone(),
+                }))
+            }),
+            "run" => bound::<Strategy>(this, "run", |s, this, a, c| s.run(this, a, c)),
+            "reduce" => bound::<Strategy>(this, "reduce", |s, _, a, c| s.reduce(a, c)),
+            "experimental_local_results" => {
+                bound::<Strategy>(this, "experimental_local_results", |_, _, a, _| {
+                    let s = a.bind("experimental_local_results", &["value"], 1)?;
+                    let v = s[0].clone().unwrap_or(Value::None);
+                    Ok(match v.downcast::<DistributedValues>() {
+                        Some(d) => Value::tuple(d.parts.clone()),
+                        None => Value::tuple(vec![v]),
+                    })
+                })
+            }
+            "experimental_distribute_values_from_function" => bound::<Strategy>(
+                this,
+                "experimental_distribute_values_from_function",
+                |s, this, a, c| {
+                    let slots = a.bind(
+                        "experimental_distribute_values_from_function",
+                        &["value_fn"],
+                        1,
+                    )?;
+                    let f = slots[0].clone().unwrap_or(Value::None);
+                    let mut parts = vec![];
+                    for r in 0..s.num_replicas() {
+                        let vc = Value::native(ReplicaContext {
+                            strategy: this.clone(),
+                            replica: r,
+                            replicas: s.num_replicas(),
+                            value_context: true,
+                        });
+                        parts.push(c.call(&f, Args::new(vec![vc]))?);
+                    }
+                    Ok(DistributedValues::per_replica(parts))
+                },
+            ),
+            _ => return Ok(None),
+        }))
+    }
+    fn dir(&self) -> Vec<String> {
+        [
+            "num_replicas_in_sync",
+            "extended",
+            "scope",
+            "run",
+            "reduce",
+            "experimental_local_results",
+            "experimental_distribute_values_from_function",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.kind.class_name().into(), "Strategy".into()]
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(self as *const Strategy as usize as u64)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `strategy.extended`: the device lists.
+struct Extended {
+    strategy: Value,
+}
+
+impl Object for Extended {
+    fn type_name(&self) -> String {
+        "MirroredExtended".into()
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let Some(s) = self.strategy.downcast::<Strategy>() else {
+            return Ok(None);
+        };
+        Ok(match name {
+            "worker_devices" | "parameter_devices" => Some(s.worker_devices_tuple()),
+            "experimental_between_graph" | "experimental_should_init" => {
+                Some(Value::Bool(name == "experimental_should_init"))
+            }
+            _ => None,
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The context manager `strategy.scope()` returns. Entering pushes the strategy on the
+/// session's scope stack, which outlives the cell exactly as long as the block lasts.
+struct Scope {
+    strategy: Value,
+}
+
+impl Object for Scope {
+    fn type_name(&self) -> String {
+        "_CurrentDistributionContext".into()
+    }
+    fn enter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        if let Some(current) = active_strategy(ctx) {
+            if !current.is(&self.strategy) {
+                return Err(TfError::Runtime(format!(
+                    "Mixing different tf.distribute.Strategy objects: {} is not {}\nHint: leave \
+                     the first strategy's `with` block before entering another, and use one \
+                     strategy per session.",
+                    strategy_repr(&current, ctx),
+                    strategy_repr(&self.strategy, ctx)
+                ))
+                .into());
+            }
+        }
+        super::config::initialize(ctx);
+        ctx.state()
+            .get::<TfState>()
+            .dist
+            .stack
+            .push(self.strategy.clone());
+        Ok(self.strategy.clone())
+    }
+    fn exit(&self, _error: Option<&crate::lang::PyErr>, ctx: &mut dyn Ctx) -> PyResult<bool> {
+        let stack = &mut ctx.state().get::<TfState>().dist.stack;
+        if let Some(pos) = stack.iter().rposition(|s| s.is(&self.strategy)) {
+            stack.remove(pos);
+        }
+        Ok(false)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The printed device tuple of the INFO line: `('/job:.../device:CPU:0',)`.
+pub fn devices_tuple_text(names: &[String]) -> String {
+    py_tuple(&names.iter().map(|n| py_str_repr(n)).collect::<Vec<_>>())
+}

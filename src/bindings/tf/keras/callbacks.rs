@@ -1,0 +1,408 @@
+//! `tf.keras.callbacks`: the `Callback` base class users subclass (do-nothing hooks, with
+//! `self.model` set before training), the [`CallbackList`] that fit/evaluate/predict use to
+//! call every hook with a Keras-style `logs` dict, and `History` and `LambdaCallback`. The
+//! callbacks with rules of their own (EarlyStopping, LearningRateScheduler, ModelCheckpoint)
+//! are in `schedules.rs`. Everything reaches the model through Python attribute access, so a
+//! callback sees the same model object the cell holds.
+
+use std::any::Any;
+use std::cell::RefCell;
+
+use super::super::{address_of, bound, func, given};
+use crate::display::{plain, MimeBundle};
+use crate::lang::{Args, Ctx, Dict, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
+
+/// Every hook Keras calls, with the argument names it passes.
+pub const HOOKS: &[&str] = &[
+    "on_train_begin",
+    "on_train_end",
+    "on_epoch_begin",
+    "on_epoch_end",
+    "on_train_batch_begin",
+    "on_train_batch_end",
+    "on_batch_begin",
+    "on_batch_end",
+    "on_test_begin",
+    "on_test_end",
+    "on_test_batch_begin",
+    "on_test_batch_end",
+    "on_predict_begin",
+    "on_predict_end",
+    "on_predict_batch_begin",
+    "on_predict_batch_end",
+];
+
+/// `obj.name = v` for a native or an interpreter object.
+pub fn set_attr(ctx: &mut dyn Ctx, obj: &Value, name: &str, v: Value) -> PyResult<()> {
+    match obj {
+        Value::Native(o) | Value::Obj(o) => o.clone().setattr(name, v, ctx),
+        other => Err(PyErr::attribute_error(format!(
+            "'{}' object has no attribute '{name}'",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A Python float from any number-like value (a float, an int, a scalar tensor or array).
+pub fn to_f64(ctx: &mut dyn Ctx, v: &Value) -> PyResult<f64> {
+    if let Ok(x) = v.as_float() {
+        return Ok(x);
+    }
+    let text = ctx.str(v)?;
+    text.trim().parse::<f64>().map_err(|_| {
+        PyErr::type_error(format!(
+            "float() argument must be a string or a real number, not '{}'",
+            v.type_name()
+        ))
+    })
+}
+
+/// The `logs` dict handed to callbacks: names in the order given, values as Python floats.
+pub fn logs_dict(logs: &[(String, f64)]) -> Value {
+    let mut d = Dict::default();
+    for (k, v) in logs {
+        d.insert_str(k, Value::Float(*v));
+    }
+    Value::Dict(std::rc::Rc::new(RefCell::new(d)))
+}
+
+/// The callbacks of one fit/evaluate/predict call, in Keras's order: the user's, then the
+/// `History` that `fit` returns.
+pub struct CallbackList {
+    pub items: Vec<Value>,
+}
+
+impl CallbackList {
+    /// The user's `callbacks=` argument (None, a list, or one callback).
+    pub fn from_arg(arg: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<CallbackList> {
+        let items = match arg {
+            None => vec![],
+            Some(v) => match v.as_seq() {
+                Some(items) => items,
+                None if v.downcast::<CallbackObj>().is_some() => vec![v.clone()],
+                None => ctx.iterate(v)?,
+            },
+        };
+        Ok(CallbackList { items })
+    }
+
+    /// Sets `model` (and `params`) on every callback, as Keras does before training.
+    pub fn set_model(&self, ctx: &mut dyn Ctx, model: &Value, params: &Value) -> PyResult<()> {
+        for cb in &self.items {
+            let f = ctx.getattr(cb, "set_model")?;
+            ctx.call(&f, Args::new(vec![model.clone()]))?;
+            let f = ctx.getattr(cb, "set_params")?;
+            ctx.call(&f, Args::new(vec![params.clone()]))?;
+        }
+        Ok(())
+    }
+
+    /// Calls `hook(*pos, logs=logs)` on every callback in order; the first error ends it.
+    pub fn call(
+        &self,
+        ctx: &mut dyn Ctx,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+    ) -> PyResult<()> {
+        for cb in &self.items {
+            let f = ctx.getattr(cb, hook)?;
+            ctx.call(&f, Args::new(pos.clone()).with_kw("logs", logs.clone()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The hooks of the base class. Train/test batch hooks forward to `on_batch_*` as Keras's
+/// base class does, so a subclass that overrides only `on_batch_end` is still called.
+fn base_hook(name: &'static str) -> impl Fn(&Value, &Args, &mut dyn Ctx) -> PyResult<Value> {
+    move |this, args, ctx| {
+        let forward = match name {
+            "on_train_batch_begin" => Some("on_batch_begin"),
+            "on_train_batch_end" => Some("on_batch_end"),
+            _ => None,
+        };
+        if let Some(target) = forward {
+            let f = ctx.getattr(this, target)?;
+            ctx.call(&f, args.clone())?;
+        }
+        Ok(Value::None)
+    }
+}
+
+/// `tf.keras.callbacks.Callback`: subclassable, with `set_model`/`set_params` and no-op hooks.
+pub fn callback_class() -> Value {
+    let mut cls = NativeClass::new(
+        "Callback",
+        "keras.src.callbacks.callback",
+        "Callback()\n\nBase class for training callbacks: override on_epoch_end(self, epoch, \
+         logs=None) and friends; self.model is the model being trained.",
+    )
+    .constructor(|args, _ctx| {
+        args.bind("Callback", &[], 0)?;
+        Ok(CallbackObj::value(Kind::Base))
+    })
+    .method("__init__", |_, _, _| Ok(Value::None))
+    .method("set_model", |this, args, ctx| {
+        let s = args.bind("set_model", &["model"], 1)?;
+        // The interpreter does not yet let natives set attributes on user instances; the
+        // hooks still run, only `self.model` stays unset until it does.
+        let _ = set_attr(ctx, this, "model", s[0].clone().unwrap_or(Value::None));
+        Ok(Value::None)
+    })
+    .method("set_params", |this, args, ctx| {
+        let s = args.bind("set_params", &["params"], 1)?;
+        let _ = set_attr(ctx, this, "params", s[0].clone().unwrap_or(Value::None));
+        Ok(Value::None)
+    });
+    for h in HOOKS {
+        cls = cls.method(h, base_hook(h));
+    }
+    cls.into_value()
+}
+
+/// The state of a built-in callback. `schedules.rs` adds the rule-driven kinds.
+pub enum Kind {
+    /// A plain `Callback()`.
+    Base,
+    History {
+        history: Value,
+        epoch: Value,
+    },
+    /// `LambdaCallback(on_epoch_end=..., ...)`: hook name to user function.
+    Lambda(Vec<(String, Value)>),
+    Rule(Box<dyn super::schedules::Rule>),
+}
+
+/// A built-in callback instance: its model, params and kind-specific state.
+pub struct CallbackObj {
+    pub model: RefCell<Value>,
+    pub params: RefCell<Value>,
+    pub kind: Kind,
+}
+
+impl CallbackObj {
+    pub fn value(kind: Kind) -> Value {
+        Value::native(CallbackObj {
+            model: RefCell::new(Value::None),
+            params: RefCell::new(Value::dict_from(vec![])),
+            kind,
+        })
+    }
+
+    fn class_name(&self) -> String {
+        match &self.kind {
+            Kind::Base => "Callback".into(),
+            Kind::History { .. } => "History".into(),
+            Kind::Lambda(_) => "LambdaCallback".into(),
+            Kind::Rule(r) => r.class_name().into(),
+        }
+    }
+
+    /// Runs one hook for this callback's kind.
+    fn hook(&self, name: &str, args: &Args, ctx: &mut dyn Ctx) -> PyResult<()> {
+        match &self.kind {
+            Kind::Base => Ok(()),
+            Kind::History { history, epoch } => {
+                if name == "on_train_begin" {
+                    if let Value::List(l) = epoch {
+                        l.borrow_mut().clear();
+                    }
+                }
+                if name != "on_epoch_end" {
+                    return Ok(());
+                }
+                let s = args.bind(name, &["epoch", "logs"], 1)?;
+                if let Value::List(l) = epoch {
+                    l.borrow_mut().push(s[0].clone().unwrap_or(Value::None));
+                }
+                let (Some(Value::Dict(logs)), Value::Dict(h)) = (given(&s[1]), history) else {
+                    return Ok(());
+                };
+                for (k, v) in logs.borrow().items() {
+                    let existing = h.borrow().get(k)?;
+                    match existing {
+                        Some(Value::List(list)) => list.borrow_mut().push(v.clone()),
+                        _ => h
+                            .borrow_mut()
+                            .insert(k.clone(), Value::list(vec![v.clone()]))?,
+                    }
+                }
+                Ok(())
+            }
+            Kind::Lambda(hooks) => {
+                // Keras's LambdaCallback passes positional arguments only.
+                let target = match name {
+                    "on_train_batch_begin" => "on_batch_begin",
+                    "on_train_batch_end" => "on_batch_end",
+                    other => other,
+                };
+                if let Some((_, f)) = hooks.iter().find(|(h, _)| h == target) {
+                    let mut pos = args.pos.clone();
+                    pos.extend(args.kw.iter().map(|(_, v)| v.clone()));
+                    ctx.call(f, Args::new(pos))?;
+                }
+                Ok(())
+            }
+            Kind::Rule(rule) => {
+                let model = self.model.borrow().clone();
+                rule.hook(name, args, &model, ctx)
+            }
+        }
+    }
+}
+
+impl Object for CallbackObj {
+    fn type_name(&self) -> String {
+        self.class_name()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        let module = match &self.kind {
+            Kind::History { .. } => "keras.src.callbacks.history",
+            Kind::Base => "keras.src.callbacks.callback",
+            Kind::Lambda(_) => "keras.src.callbacks.lambda_callback",
+            Kind::Rule(r) => r.module_path(),
+        };
+        Ok(format!(
+            "<{module}.{} object at {}>",
+            self.class_name(),
+            address_of(self)
+        ))
+    }
+    fn rich(&self, ctx: &mut dyn Ctx) -> PyResult<Option<MimeBundle>> {
+        let Kind::History { history, .. } = &self.kind else {
+            return Ok(None);
+        };
+        let mut b = plain(self.repr(ctx)?);
+        let mut html = String::from(
+            "<div><b>History</b><table><tr><th>key</th><th>epochs</th><th>last</th></tr>",
+        );
+        if let Value::Dict(d) = history {
+            let rows: Vec<(Value, Value)> = d
+                .borrow()
+                .items()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            for (k, v) in rows {
+                let vals = v.as_seq().unwrap_or_default();
+                let last = match vals.last() {
+                    Some(x) => format!("{:.4}", to_f64(ctx, x).unwrap_or(f64::NAN)),
+                    None => String::new(),
+                };
+                html.push_str(&format!(
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{last}</td></tr>",
+                    ctx.str(&k)?,
+                    vals.len()
+                ));
+            }
+        }
+        html.push_str("</table></div>");
+        b.insert("text/html".into(), serde_json::Value::String(html));
+        Ok(Some(b))
+    }
+    fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        if HOOKS.contains(&name) {
+            let hook = name.to_string();
+            return Ok(Some(bound::<CallbackObj>(
+                this,
+                name,
+                move |cb, _, args, ctx| {
+                    cb.hook(&hook, args, ctx)?;
+                    Ok(Value::None)
+                },
+            )));
+        }
+        Ok(Some(match (name, &self.kind) {
+            ("model", _) => self.model.borrow().clone(),
+            ("params", _) => self.params.borrow().clone(),
+            ("set_model", _) => bound::<CallbackObj>(this, name, |cb, _, args, _| {
+                let s = args.bind("set_model", &["model"], 1)?;
+                *cb.model.borrow_mut() = s[0].clone().unwrap_or(Value::None);
+                Ok(Value::None)
+            }),
+            ("set_params", _) => bound::<CallbackObj>(this, name, |cb, _, args, _| {
+                let s = args.bind("set_params", &["params"], 1)?;
+                *cb.params.borrow_mut() = s[0].clone().unwrap_or(Value::None);
+                Ok(Value::None)
+            }),
+            ("history", Kind::History { history, .. }) => history.clone(),
+            ("epoch", Kind::History { epoch, .. }) => epoch.clone(),
+            (other, Kind::Rule(r)) => match r.attr(other) {
+                Some(v) => v,
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        }))
+    }
+    fn setattr(&self, name: &str, v: Value, _ctx: &mut dyn Ctx) -> PyResult<()> {
+        match name {
+            "model" => *self.model.borrow_mut() = v,
+            "params" => *self.params.borrow_mut() = v,
+            _ => {
+                return Err(PyErr::attribute_error(format!(
+                    "'{}' object attribute '{name}' is read-only",
+                    self.class_name()
+                )))
+            }
+        }
+        Ok(())
+    }
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.class_name(), "Callback".into()]
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A fresh `History`, as fit makes one per call.
+pub fn new_history() -> Value {
+    CallbackObj::value(Kind::History {
+        history: Value::dict_from(vec![]),
+        epoch: Value::list(vec![]),
+    })
+}
+
+fn lambda_callback(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let names = [
+        "on_epoch_begin",
+        "on_epoch_end",
+        "on_train_begin",
+        "on_train_end",
+        "on_train_batch_begin",
+        "on_train_batch_end",
+    ];
+    let s = args.bind("LambdaCallback", &names, 0)?;
+    let mut hooks = vec![];
+    for (n, slot) in names.iter().zip(&s) {
+        if let Some(f) = given(slot) {
+            let n = n.replace("train_batch", "batch");
+            hooks.push((n, f.clone()));
+        }
+    }
+    Ok(CallbackObj::value(Kind::Lambda(hooks)))
+}
+
+/// `tf.keras.callbacks`.
+pub fn module() -> Value {
+    let history = NativeClass::new("History", "keras.src.callbacks.history", "History()")
+        .base("Callback")
+        .constructor(|args, _| {
+            args.bind("History", &[], 0)?;
+            Ok(new_history())
+        })
+        .into_value();
+    let m = NativeModule::new("keras.callbacks", "Training callbacks.")
+        .with("Callback", callback_class())
+        .with("History", history)
+        .with(
+            "LambdaCallback",
+            func(
+                "LambdaCallback",
+                "LambdaCallback(on_epoch_begin=None, on_epoch_end=None, ...)",
+                lambda_callback,
+            ),
+        );
+    super::schedules::register(&m);
+    m.into_value()
+}

@@ -1,0 +1,136 @@
+//! Making models: `Sequential([...])` (nested models contribute their layers), the
+//! functional `Model(inputs, outputs)` for a chain, building at once when the input shape
+//! is known, and the engine strategy a mirrored model trains on. Registered in `tf.keras`
+//! and `tf.keras.models`.
+
+use std::sync::Arc;
+
+use super::super::distribute::{active_strategy, Strategy};
+use super::super::given;
+use super::layers::{KerasTensor, LayerObj};
+use super::model::ModelObj;
+use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
+
+/// The engine strategy behind a strategy object, made on first use.
+pub fn strategy_core(s: &Strategy) -> PyResult<Arc<crate::distribute::MirroredStrategy>> {
+    if let Some(c) = s.core.borrow().as_ref() {
+        return Ok(c.clone());
+    }
+    let specs: Vec<crate::distribute::DeviceSpec> = s
+        .devices
+        .iter()
+        .map(|(t, i)| {
+            if *t == "GPU" {
+                crate::distribute::DeviceSpec::gpu(*i, *i)
+            } else {
+                crate::distribute::DeviceSpec::cpu(*i)
+            }
+        })
+        .collect();
+    let core =
+        crate::distribute::MirroredStrategy::new(specs, crate::distribute::strategy::cpu_factory())
+            .map_err(|e| PyErr::runtime_error(e.to_string()))?;
+    let core = Arc::new(core);
+    *s.core.borrow_mut() = Some(core.clone());
+    Ok(core)
+}
+
+pub(crate) fn strip_batch(v: &Value) -> Value {
+    match v.as_seq() {
+        Some(items) if items.first().is_some_and(|x| x.is_none()) => {
+            Value::tuple(items[1..].to_vec())
+        }
+        _ => v.clone(),
+    }
+}
+
+/// Makes the model value and builds it at once when its input shape is known, as Keras
+/// builds a model whose first layer names its input shape.
+fn finish(m: ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let shape = m.known_input_shape();
+    let v = Value::native(m);
+    if let (Some(shape), Some(m)) = (shape, v.downcast::<ModelObj>()) {
+        m.build(&v, &shape, ctx)?;
+    }
+    Ok(v)
+}
+
+fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("Sequential", &["layers", "trainable", "name"], 0)?;
+    let layers = match given(&s[0]) {
+        Some(v) => v
+            .as_seq()
+            .ok_or_else(|| PyErr::type_error("Sequential expects a list of layers"))?,
+        None => vec![],
+    };
+    let mut shape = None;
+    let mut flat = vec![];
+    for l in layers {
+        if let Some(m) = l.downcast::<ModelObj>() {
+            // A nested model contributes its layers, as a chain.
+            shape = shape.or_else(|| m.known_input_shape());
+            flat.extend(m.layers.borrow().iter().cloned());
+            continue;
+        }
+        match l.downcast::<LayerObj>() {
+            Some(x) if x.kind.is_none() => shape = x.input_shape.clone(),
+            Some(_) => flat.push(l),
+            None => return Err(PyErr::type_error(format!("Only instances of `keras.Layer` can be added to a Sequential model. Received: {} (of type {})", l.type_name(), l.type_name()))),
+        }
+    }
+    let name = given(&s[2])
+        .map(|v| v.as_str().map(str::to_string))
+        .transpose()?;
+    let scope = active_strategy(ctx);
+    finish(ModelObj::new(flat, shape, false, name, scope), ctx)
+}
+
+fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("Model", &["inputs", "outputs", "name"], 2)?;
+    let inp = s[0]
+        .as_ref()
+        .and_then(|v| v.downcast::<KerasTensor>())
+        .ok_or_else(|| {
+            PyErr::type_error("Model(inputs, outputs) expects keras.Input(...) as inputs")
+        })?;
+    let out = s[1]
+        .as_ref()
+        .and_then(|v| v.downcast::<KerasTensor>())
+        .ok_or_else(|| {
+            PyErr::type_error(
+                "Model(inputs, outputs) expects the result of calling layers on the input",
+            )
+        })?;
+    let name = given(&s[2])
+        .map(|v| v.as_str().map(str::to_string))
+        .transpose()?;
+    let (layers, shape) = (out.layers.clone(), inp.shape.clone());
+    let scope = active_strategy(ctx);
+    finish(ModelObj::new(layers, Some(shape), true, name, scope), ctx)
+}
+
+/// Registers `Sequential`, `Model` and `models` in `tf.keras`.
+pub fn register(keras: &NativeModule) {
+    use crate::lang::NativeClass;
+    let seq = NativeClass::new(
+        "Sequential",
+        "keras.src.models.sequential",
+        "Sequential(layers=None, name=None)",
+    )
+    .base("Model")
+    .constructor(sequential)
+    .into_value();
+    let model = NativeClass::new(
+        "Model",
+        "keras.src.models.model",
+        "Model(inputs, outputs, name=None)",
+    )
+    .constructor(functional)
+    .into_value();
+    let models = NativeModule::new("keras.models", "Keras models.")
+        .with("Sequential", seq.clone())
+        .with("Model", model.clone());
+    keras.set("Sequential", seq);
+    keras.set("Model", model);
+    keras.set("models", models.into_value());
+}

@@ -1,0 +1,252 @@
+//! The `tensorflow` module a cell imports (`import tensorflow as tf`): dtypes, `TensorShape`,
+//! `tf.config` (physical and logical devices) and `tf.distribute` (strategies, scopes,
+//! per-replica values). It converts language values to engine types and back and holds no
+//! numerics of its own: arrays come from the tensor part, training from the keras and
+//! distribute parts. Session-wide state (logical device layout, the active strategy scope)
+//! lives in [`TfState`] inside `ctx.state()`, never in globals, so `%reset` clears it.
+//!
+//! Sub-files: `config.rs` (devices), `distribute.rs` (strategies and scopes), `values.rs`
+//! (PerReplica, ReduceOp, replica contexts), `dtypes.rs`, `shape.rs` (TensorShape).
+
+pub mod config;
+pub mod convert;
+pub mod distribute;
+pub mod dtypes;
+pub mod keras;
+pub mod mistakes;
+pub mod ops;
+pub mod shape;
+pub mod shape_ops;
+pub mod strategies;
+pub mod tensor;
+pub mod values;
+pub mod variable;
+
+#[cfg(test)]
+mod tensor_tests;
+#[cfg(test)]
+mod testctx;
+#[cfg(test)]
+mod tests;
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use thiserror::Error;
+
+use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
+use crate::session::{Output, StreamName};
+
+/// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
+pub const API_VERSION: &str = "2.16.1";
+
+/// Errors raised by the `tensorflow` binding, each mapped to the Python exception class
+/// TensorFlow raises in the same situation. Messages carry TF's text and, where a student
+/// needs it, a plain-words hint on its own line.
+#[derive(Debug, Error)]
+pub enum TfError {
+    #[error("{0}")]
+    Value(String),
+    #[error("{0}")]
+    Runtime(String),
+    #[error("{0}")]
+    Type(String),
+    #[error("{0}")]
+    Index(String),
+    #[error("{0}")]
+    NotImplemented(String),
+    #[error("{0}")]
+    Attribute(String),
+}
+
+impl From<TfError> for PyErr {
+    fn from(e: TfError) -> PyErr {
+        let name = match &e {
+            TfError::Value(_) => "ValueError",
+            TfError::Runtime(_) => "RuntimeError",
+            TfError::Type(_) => "TypeError",
+            TfError::Index(_) => "IndexError",
+            TfError::NotImplemented(_) => "NotImplementedError",
+            TfError::Attribute(_) => "AttributeError",
+        };
+        PyErr::new(name, e.to_string())
+    }
+}
+
+/// The session-wide state of the `tensorflow` module.
+#[derive(Default)]
+pub struct TfState {
+    pub devices: config::DeviceState,
+    pub dist: distribute::DistState,
+    pub keras: keras::model::KerasState,
+}
+
+/// The module object. Each import builds a fresh namespace; everything that must survive
+/// between cells lives in [`TfState`].
+pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let m = NativeModule::new(
+        "tensorflow",
+        "TensorFlow's API, on the mirror-kernel engine.",
+    )
+    .with("__version__", Value::str(API_VERSION))
+    .with("config", config::module())
+    .with("distribute", distribute::module())
+    .with("dtypes", dtypes::module())
+    .with("keras", keras::module())
+    .with("TensorShape", shape::class());
+    for (name, v) in dtypes::all() {
+        m.set(name, v);
+    }
+    ops::register(&m);
+    Ok(m.into_value())
+}
+
+/// A method of native type `T` bound to the value `this`, for `getattr` to hand out.
+pub(crate) fn bound<T: Object>(
+    this: &Value,
+    name: &str,
+    f: impl Fn(&T, &Value, &Args, &mut dyn Ctx) -> PyResult<Value> + 'static,
+) -> Value {
+    let this = this.clone();
+    let owner = name.to_string();
+    NativeFn::value(name, "", move |args, ctx| match this.downcast::<T>() {
+        Some(obj) => f(obj, &this, args, ctx),
+        None => Err(PyErr::type_error(format!(
+            "descriptor '{owner}' requires a different object"
+        ))),
+    })
+}
+
+/// Python's repr of a string (single quotes unless the text holds one and no double quote).
+pub(crate) fn py_str_repr(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
+/// Python's repr of a tuple whose items are already rendered: `(a, b)`, `(a,)`, `()`.
+pub(crate) fn py_tuple(items: &[String]) -> String {
+    match items.len() {
+        1 => format!("({},)", items[0]),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
+/// The address shown in `<... object at 0x...>` reprs: the object's own address, so two
+/// objects differ and one object keeps its repr, as in CPython.
+pub(crate) fn address_of<T>(obj: &T) -> String {
+    format!("{:#x}", obj as *const T as usize)
+}
+
+/// Prints a line on the cell's stdout, as TensorFlow's INFO logging shows in a notebook.
+pub(crate) fn print_line(ctx: &mut dyn Ctx, text: &str) {
+    ctx.emit(Output::Stream {
+        name: StreamName::Stdout,
+        text: format!("{text}\n"),
+    });
+}
+
+/// An optional argument slot that is absent or `None`.
+pub(crate) fn given(slot: &Option<Value>) -> Option<&Value> {
+    match slot {
+        Some(Value::None) | None => None,
+        Some(v) => Some(v),
+    }
+}
+
+/// A native iterator over precomputed items (shapes, device lists, per-replica parts).
+pub struct ListIter {
+    items: RefCell<VecDeque<Value>>,
+}
+
+impl ListIter {
+    pub fn value(items: Vec<Value>) -> Value {
+        Value::native(ListIter {
+            items: RefCell::new(items.into()),
+        })
+    }
+}
+
+impl Object for ListIter {
+    fn type_name(&self) -> String {
+        "list_iterator".into()
+    }
+    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(this.clone())
+    }
+    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(self.items.borrow_mut().pop_front())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A module-level function from a plain `fn` (closures without captures coerce to it).
+pub(crate) fn func(
+    name: &str,
+    doc: &str,
+    body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>,
+) -> Value {
+    NativeFn::value(name, doc, body)
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, scientific below 1e-4 and from 1e16.
+pub(crate) fn py_float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let body = if !(-4..16).contains(&exp) {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let m = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
+        format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else if exp < 0 {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            format!("{digits}{}.0", "0".repeat(int_len - digits.len()))
+        } else {
+            let (a, b) = digits.split_at(int_len);
+            format!("{a}.{b}")
+        }
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}

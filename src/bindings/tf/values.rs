@@ -1,0 +1,291 @@
+//! Distributed values as a cell sees them: `PerReplica` (one value per replica, from
+//! `strategy.run`), `MirroredVariable`'s printed form, `tf.distribute.ReduceOp`, and the
+//! replica/value contexts that a function running on one replica can ask about. Holds the
+//! language values themselves; reductions over tensors go through the tensor part.
+
+use std::any::Any;
+
+use super::{address_of, ListIter};
+use crate::lang::{CmpOp, Ctx, Object, PyErr, PyResult, Value};
+
+/// Values with one component per replica, printed as TF prints them:
+/// `PerReplica:{\n  0: ...,\n  1: ...\n}`.
+pub struct DistributedValues {
+    /// `PerReplica` or `MirroredVariable` (the printed and `type()` name).
+    pub kind: &'static str,
+    pub parts: Vec<Value>,
+}
+
+impl DistributedValues {
+    pub fn per_replica(parts: Vec<Value>) -> Value {
+        Value::native(DistributedValues {
+            kind: "PerReplica",
+            parts,
+        })
+    }
+
+    /// The component a replica sees: its own part, or the value itself when it is not
+    /// distributed. Lists, tuples and dicts are unwrapped item by item, as TF's nest does.
+    pub fn local(v: &Value, replica: usize) -> Value {
+        if let Some(d) = v.downcast::<DistributedValues>() {
+            return d.parts.get(replica).cloned().unwrap_or(Value::None);
+        }
+        match v {
+            Value::List(l) => {
+                Value::list(l.borrow().iter().map(|x| Self::local(x, replica)).collect())
+            }
+            Value::Tuple(t) => Value::tuple(t.iter().map(|x| Self::local(x, replica)).collect()),
+            other => other.clone(),
+        }
+    }
+}
+
+impl Object for DistributedValues {
+    fn type_name(&self) -> String {
+        self.kind.into()
+    }
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        let mut lines = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            lines.push(format!("  {i}: {}", ctx.repr(p)?));
+        }
+        Ok(format!("{}:{{\n{}\n}}", self.kind, lines.join(",\n")))
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "values" => Some(Value::tuple(self.parts.clone())),
+            _ => None,
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.distribute.ReduceOp.SUM` / `.MEAN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "SUM",
+            ReduceOp::Mean => "MEAN",
+        }
+    }
+
+    /// The op named by a value: a `ReduceOp` or the strings `"SUM"`/`"MEAN"` TF accepts.
+    pub fn from_value(v: &Value) -> PyResult<ReduceOp> {
+        if let Some(op) = v.downcast::<ReduceOp>() {
+            return Ok(*op);
+        }
+        match v {
+            Value::Str(s) if s.eq_ignore_ascii_case("sum") => Ok(ReduceOp::Sum),
+            Value::Str(s) if s.eq_ignore_ascii_case("mean") => Ok(ReduceOp::Mean),
+            other => Err(PyErr::value_error(format!(
+                "{} is not a valid ReduceOp\nHint: use tf.distribute.ReduceOp.SUM or \
+                 tf.distribute.ReduceOp.MEAN.",
+                other.type_name()
+            ))),
+        }
+    }
+}
+
+impl Object for ReduceOp {
+    fn type_name(&self) -> String {
+        "ReduceOp".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("<ReduceOp.{0}: '{0}'>", self.name()))
+    }
+    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("ReduceOp.{}", self.name()))
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "name" | "value" => Some(Value::str(self.name())),
+            _ => None,
+        })
+    }
+    fn compare(&self, op: CmpOp, other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let same = other.downcast::<ReduceOp>().is_some_and(|o| o == self);
+        Ok(match op {
+            CmpOp::Eq => Some(Value::Bool(same)),
+            CmpOp::Ne => Some(Value::Bool(!same)),
+            _ => None,
+        })
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(*self as u64 + 0x7ed0)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The enum class `tf.distribute.ReduceOp` itself.
+pub struct ReduceOpEnum;
+
+impl Object for ReduceOpEnum {
+    fn type_name(&self) -> String {
+        "EnumType".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok("<enum 'ReduceOp'>".into())
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "SUM" => Some(Value::native(ReduceOp::Sum)),
+            "MEAN" => Some(Value::native(ReduceOp::Mean)),
+            "__name__" => Some(Value::str("ReduceOp")),
+            _ => None,
+        })
+    }
+    fn call(&self, _this: &Value, args: crate::lang::Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let s = args.bind("ReduceOp", &["value"], 1)?;
+        Ok(Value::native(ReduceOp::from_value(
+            s[0].as_ref().unwrap_or(&Value::None),
+        )?))
+    }
+    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(ListIter::value(vec![
+            Value::native(ReduceOp::Sum),
+            Value::native(ReduceOp::Mean),
+        ]))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What a function running on one replica sees through `tf.distribute.get_replica_context()`
+/// (`value_context == false`) or `experimental_distribute_values_from_function`'s argument.
+pub struct ReplicaContext {
+    pub strategy: Value,
+    pub replica: usize,
+    pub replicas: usize,
+    pub value_context: bool,
+}
+
+impl Object for ReplicaContext {
+    fn type_name(&self) -> String {
+        if self.value_context {
+            "ValueContext"
+        } else {
+            "ReplicaContext"
+        }
+        .into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(if self.value_context {
+            format!(
+                "tf.distribute.experimental.ValueContext(replica id {},  total replicas in sync: {})",
+                self.replica, self.replicas
+            )
+        } else {
+            format!(
+                "<tensorflow.python.distribute.distribute_lib.ReplicaContext object at {}>",
+                address_of(self)
+            )
+        })
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "replica_id_in_sync_group" => Some(Value::Int(self.replica as i64)),
+            "num_replicas_in_sync" => Some(Value::Int(self.replicas as i64)),
+            "strategy" if !self.value_context => Some(self.strategy.clone()),
+            _ => None,
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Sums or averages per-replica tensors: element-wise across replicas, or with `axis`
+/// over the replicas' values joined along that axis (the global batch), as TF does.
+pub fn reduce_tensors(
+    op: ReduceOp,
+    parts: &[Value],
+    axis: Option<Vec<i64>>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
+    use crate::tensor::ops::{binary, Operand};
+    use crate::tensor::{BinaryOp, Reduction};
+    let err = super::convert::tensor_err;
+    let arrays: Vec<crate::tensor::NdArray> = parts
+        .iter()
+        .map(|p| super::tensor::tensor_arg(p, ctx).map(|a| (*a).clone()))
+        .collect::<PyResult<_>>()?;
+    let dtype = arrays.first().map(|a| a.dtype());
+    let out = match axis {
+        Some(ax) => {
+            let first = ax.first().copied().unwrap_or(0);
+            let joined = if arrays.first().is_some_and(|a| a.ndim() == 0) {
+                crate::tensor::build::stack(&arrays, 0).map_err(err)?
+            } else {
+                crate::tensor::build::concatenate(&arrays, first).map_err(err)?
+            };
+            let r = if op == ReduceOp::Sum {
+                Reduction::Sum
+            } else {
+                Reduction::Mean
+            };
+            joined.reduce(r, Some(&ax), false, 0.0).map_err(err)?
+        }
+        None => {
+            let mut total = arrays
+                .first()
+                .cloned()
+                .ok_or_else(|| super::TfError::Value("nothing to reduce".into()))?;
+            for a in arrays.iter().skip(1) {
+                total =
+                    binary(Operand::Arr(&total), Operand::Arr(a), BinaryOp::Add).map_err(err)?;
+            }
+            if op == ReduceOp::Mean {
+                let n = crate::tensor::dtype::WeakScalar::Float(arrays.len() as f64);
+                total =
+                    binary(Operand::Arr(&total), Operand::Weak(n), BinaryOp::Div).map_err(err)?;
+            }
+            total
+        }
+    };
+    // TF keeps the values' dtype (a mean of int32 values stays int32).
+    Ok(super::convert::tensor_value(match dtype {
+        Some(d) => out.astype(d),
+        None => out,
+    }))
+}
+
+/// Sums or averages Python numbers, keeping ints for an integer SUM as TF keeps int dtypes.
+pub fn reduce_numbers(op: ReduceOp, parts: &[Value]) -> PyResult<Value> {
+    if parts.is_empty() {
+        return Ok(Value::None);
+    }
+    let all_int = parts
+        .iter()
+        .all(|p| matches!(p, Value::Int(_) | Value::Bool(_)));
+    if all_int && op == ReduceOp::Sum {
+        let mut total: i64 = 0;
+        for p in parts {
+            total = total.wrapping_add(p.as_int()?);
+        }
+        return Ok(Value::Int(total));
+    }
+    let mut total = 0.0;
+    for p in parts {
+        total += p.as_float().map_err(|_| {
+            super::TfError::Type(format!(
+                "strategy.reduce cannot reduce values of type {}",
+                p.type_name()
+            ))
+        })?;
+    }
+    Ok(Value::Float(match op {
+        ReduceOp::Sum => total,
+        ReduceOp::Mean => total / parts.len() as f64,
+    }))
+}
