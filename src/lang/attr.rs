@@ -289,6 +289,12 @@ impl Vm<'_> {
                 }
                 return Ok(None);
             }
+            // Other interpreter objects (the type of a native, dict views, ...) answer for
+            // themselves; the builtin method table below covers what they leave out.
+            let o = o.clone();
+            if let Some(x) = o.getattr(v, name, self)? {
+                return Ok(Some(x));
+            }
         }
         if let Value::Native(o) = v {
             let o = o.clone();

@@ -127,10 +127,12 @@ impl Vm<'_> {
             Expr::Compare(first, rest) => {
                 let mut left = self.eval(first, env)?;
                 let mut result = Value::Bool(true);
-                for (op, e) in rest {
+                for (i, (op, e)) in rest.iter().enumerate() {
                     let right = self.eval(e, env)?;
                     result = self.compare(*op, &left, &right)?;
-                    if !self.truthy(&result)? {
+                    // Only a chain (`a < b < c`) asks for a truth value between its links; a
+                    // single comparison returns its result as is, so `arr > 0` stays an array.
+                    if i + 1 < rest.len() && !self.truthy(&result)? {
                         return Ok(result);
                     }
                     left = right;

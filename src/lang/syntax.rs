@@ -98,16 +98,16 @@ pub fn is_complete(code: &str) -> IsComplete {
     match ruff_python_parser::parse(code, ParseOptions::from(Mode::Ipython)) {
         Ok(_) => {
             // A block typed at a console waits for an empty line before running.
+            // As in IPython, a block whose last line is still indented needs that blank
+            // line too (`def f(x):\n  x*2` is incomplete); the indent offered is the last
+            // line's own.
             let last = code.trim_end_matches('\n').lines().last().unwrap_or("");
-            let first = code.lines().next().unwrap_or("");
-            if first.trim_end().ends_with(':')
-                && !code.ends_with("\n\n")
-                && last.starts_with([' ', '\t'])
-                && code.ends_with('\n')
-            {
-                return IsComplete::Incomplete {
-                    indent: "    ".into(),
-                };
+            if !code.ends_with("\n\n") && last.starts_with([' ', '\t']) {
+                let indent: String = last
+                    .chars()
+                    .take_while(|c| *c == ' ' || *c == '\t')
+                    .collect();
+                return IsComplete::Incomplete { indent };
             }
             IsComplete::Complete
         }
