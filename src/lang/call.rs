@@ -94,7 +94,7 @@ impl Vm<'_> {
                 "maximum recursion depth exceeded",
             ));
         }
-        let frame = Frame::new(def.nlocals, func.closure.clone());
+        let frame = self.new_frame(def.nlocals, func.closure.clone());
         self.bind_args(func, args, &frame)?;
         self.run_function(func, frame)
     }
@@ -109,7 +109,7 @@ impl Vm<'_> {
                 "maximum recursion depth exceeded",
             ));
         }
-        let frame = Frame::new(def.nlocals, func.closure.clone());
+        let frame = self.new_frame(def.nlocals, func.closure.clone());
         for (i, a) in args.iter().enumerate() {
             let Arg::Pos(e) = a else {
                 return Err(PyErr::type_error("positional arguments expected"));
@@ -138,8 +138,8 @@ impl Vm<'_> {
     }
 
     fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
-        let def = func.def.clone();
-        let env = Env {
+        let def = &func.def;
+        let mut env = Env {
             frame: Some(frame),
             class_ns: None,
             line: std::cell::Cell::new(0),
@@ -160,6 +160,9 @@ impl Vm<'_> {
             Ok(flow) => {
                 if let Some(items) = gen_items {
                     return Ok(super::runtime::SeqIter::value(items));
+                }
+                if let Some(f) = env.frame.take() {
+                    self.release_frame(f);
                 }
                 Ok(match flow {
                     Flow::Return(v) => v,

@@ -115,7 +115,10 @@ impl Vm<'_> {
         }
     }
 
-    pub fn eval(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
+    /// Every expression form; `fast::eval` handles the hot ones inline and sends the
+    /// rest here, which keeps the recursive hot path's stack frame small.
+    #[inline(never)]
+    pub fn eval_slow(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Name(n) => self.load(n, env),
@@ -274,7 +277,7 @@ impl Vm<'_> {
         Ok(s)
     }
 
-    fn eval_call(&mut self, f: &Expr, args: &[Arg], env: &Env) -> PyResult<Value> {
+    pub fn eval_call(&mut self, f: &Expr, args: &[Arg], env: &Env) -> PyResult<Value> {
         if let Expr::Name(Name::Global(n)) = f {
             if &**n == "super" && args.is_empty() {
                 return self.make_super(env);

@@ -32,8 +32,9 @@ impl Vm<'_> {
         Ok(Flow::Normal)
     }
 
-    pub fn exec(&mut self, s: &Stmt, env: &Env) -> PyResult<Flow> {
-        env.line.set(s.line);
+    /// Every statement form; `fast::exec` handles the hot ones and sends the rest here.
+    #[inline(never)]
+    pub fn exec_slow(&mut self, s: &Stmt, env: &Env) -> PyResult<Flow> {
         match &s.kind {
             StmtKind::Expr(e) => {
                 self.eval(e, env)?;

@@ -28,6 +28,7 @@ mod ctxmgr;
 mod eval_expr;
 mod eval_stmt;
 mod exceptions;
+mod fast;
 mod files;
 mod format;
 mod help;

@@ -103,6 +103,8 @@ pub struct Vm<'a> {
     pub handling: Vec<PyErr>,
     /// Set while IPython's pretty printer runs: classes print as bare names.
     pub pretty_types: bool,
+    /// Finished function frames kept for reuse (see `fast::new_frame`).
+    pub frame_pool: Vec<Rc<Frame>>,
 }
 
 impl<'a> Vm<'a> {
@@ -121,6 +123,7 @@ impl<'a> Vm<'a> {
             tick: 0,
             handling: vec![],
             pretty_types: false,
+            frame_pool: vec![],
         }
     }
 
