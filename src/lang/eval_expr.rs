@@ -39,7 +39,7 @@ impl Vm<'_> {
                     format!("cannot access free variable '{name}' where it is not associated with a value in enclosing scope"),
                 ))
             }
-            Name::Global(name) => self.global(name).ok_or_else(|| name_error(name)),
+            Name::Global(name, at) => self.global_at(name, at).ok_or_else(|| name_error(name)),
             Name::Class(name) => {
                 if let Some(ns) = &env.class_ns {
                     if let Some(v) = ns.borrow().get(&**name) {
@@ -67,7 +67,7 @@ impl Vm<'_> {
                     }
                 }
             }
-            Name::Global(name) => {
+            Name::Global(name, _) => {
                 self.core.globals.borrow_mut().insert(name.clone(), v);
             }
             Name::Class(name) => match &env.class_ns {
@@ -96,7 +96,7 @@ impl Vm<'_> {
                 }
                 Ok(())
             }
-            Name::Global(name) | Name::Class(name) => {
+            Name::Global(name, _) | Name::Class(name) => {
                 let removed = match (&env.class_ns, n) {
                     (Some(ns), Name::Class(_)) => ns.borrow_mut().shift_remove(&**name).is_some(),
                     _ => self
@@ -278,7 +278,7 @@ impl Vm<'_> {
     }
 
     pub fn eval_call(&mut self, f: &Expr, args: &[Arg], env: &Env) -> PyResult<Value> {
-        if let Expr::Name(Name::Global(n)) = f {
+        if let Expr::Name(Name::Global(n, _)) = f {
             if &**n == "super" && args.is_empty() {
                 return self.make_super(env);
             }

@@ -106,12 +106,32 @@ impl Vm<'_> {
         }
     }
 
+    /// A global (or builtin) read through the index cached at its use site: a check of
+    /// one key instead of hashing the name, and a full lookup when the cache misses.
+    pub fn global_at(&self, name: &Rc<str>, at: &std::cell::Cell<u32>) -> Option<Value> {
+        let g = self.core.globals.borrow();
+        if let Some((k, v)) = g.get_index(at.get() as usize) {
+            if Rc::ptr_eq(k, name) || **k == **name {
+                return Some(v.clone());
+            }
+        }
+        if let Some((i, _, v)) = g.get_full(&**name) {
+            at.set(u32::try_from(i).unwrap_or(u32::MAX));
+            return Some(v.clone());
+        }
+        drop(g);
+        self.core.builtins.get(&**name).cloned()
+    }
+
     /// A frame of `n` empty slots, reused from the pool when one is free.
     pub fn new_frame(&mut self, n: usize, parent: Option<Rc<Frame>>) -> Rc<Frame> {
         if let Some(mut f) = self.frame_pool.pop() {
             if let Some(m) = Rc::get_mut(&mut f) {
                 m.parent = parent;
-                m.slots.get_mut().resize(n, None);
+                let slots = m.slots.get_mut();
+                for _ in 0..n {
+                    slots.push(None);
+                }
                 return f;
             }
         }
