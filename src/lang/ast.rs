@@ -106,6 +106,8 @@ pub enum Expr {
     Comp(Box<CompDef>),
     FStr(Vec<FPart>),
     Walrus(Name, Box<Expr>),
+    /// `yield v` (false) or `yield from v` (true), inside a generator function.
+    Yield(Option<Box<Expr>>, bool),
     /// A construct the interpreter does not support, with its description.
     Unsupported(&'static str),
 }

@@ -1,6 +1,6 @@
 //! Calling things: user functions (argument binding to slots, defaults, `*args`,
 //! `**kwargs`, keyword-only parameters, the recursion bound, traceback frames),
-//! generator functions (run eagerly to a list), classes (instances, `__init__`, native
+//! generator functions (run eagerly to a list, see the module doc), classes (instances, `__init__`, native
 //! bases), bound methods, builtin types and natives.
 
 use std::cell::RefCell;

@@ -141,14 +141,8 @@ impl Converter {
             }
             RE::TString(_) => Expr::Unsupported("template strings"),
             RE::Await(_) => Expr::Unsupported("await"),
-            RE::Yield(y) => Expr::Call(
-                Box::new(Expr::Name(Name::global(Rc::from("__yield__")))),
-                y.value.iter().map(|v| Arg::Pos(self.expr(v))).collect(),
-            ),
-            RE::YieldFrom(y) => Expr::Call(
-                Box::new(Expr::Name(Name::global(Rc::from("__yield_from__")))),
-                vec![Arg::Pos(self.expr(&y.value))],
-            ),
+            RE::Yield(y) => Expr::Yield(y.value.as_ref().map(|v| Box::new(self.expr(v))), false),
+            RE::YieldFrom(y) => Expr::Yield(Some(Box::new(self.expr(&y.value))), true),
             RE::IpyEscapeCommand(_) => Expr::Unsupported("an escape command inside an expression"),
         }
     }

@@ -233,6 +233,19 @@ impl Vm<'_> {
                 self.store_name(n, v.clone(), env)?;
                 Ok(v)
             }
+            Expr::Yield(v, from) => {
+                let v = match v {
+                    Some(e) => self.eval(e, env)?,
+                    None => Value::None,
+                };
+                let items = if *from {
+                    self.iter_values(&v)?
+                } else {
+                    vec![v]
+                };
+                self.push_yielded(items)?;
+                Ok(Value::None)
+            }
             Expr::Unsupported("integers beyond 64 bits") => Err(PyErr::new(
                 "OverflowError",
                 "int literal too large for this kernel's 64-bit int",

@@ -256,4 +256,7 @@ impl Ctx for Vm<'_> {
     fn execution_count(&self) -> u64 {
         self.core.count
     }
+    fn exception_class(&mut self, name: &str) -> Option<Value> {
+        Some(self.exc_class(name))
+    }
 }
