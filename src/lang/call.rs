@@ -114,7 +114,7 @@ impl Vm<'_> {
             let Arg::Pos(e) = a else {
                 return Err(PyErr::type_error("positional arguments expected"));
             };
-            let v = self.eval(e, env)?;
+            let v = self.eval_operand(e, env)?;
             let slot = def.params[i].slot as usize;
             frame.slots.borrow_mut()[slot] = Some(v);
         }

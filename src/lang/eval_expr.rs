@@ -298,10 +298,10 @@ impl Vm<'_> {
         }
         // Method calls on builtin containers skip building a bound-method object.
         if let Expr::Attr(obj, name) = f {
-            let o = self.eval(obj, env)?;
+            let o = self.eval_operand(obj, env)?;
             // `xs.append(v)` is the commonest call in loops: push without an argument list.
             if let (Value::List(l), "append", [Arg::Pos(e)]) = (&o, &**name, args) {
-                let v = self.eval(e, env)?;
+                let v = self.eval_operand(e, env)?;
                 let mut lb = l.borrow_mut();
                 if lb.len() as i64 >= super::ops::MAX_ITEMS {
                     return Err(PyErr::memory_error(""));

@@ -193,13 +193,24 @@ impl Vm<'_> {
             let mut i = r.start;
             while (r.step > 0 && i < r.stop) || (r.step < 0 && i > r.stop) {
                 self.check_interrupt_fast()?;
-                self.assign(target, Value::Int(i), env)?;
+                match (target, &env.frame) {
+                    (Expr::Name(Name::Local(slot, _)), Some(f)) => {
+                        if let Some(s) = f.slots.borrow_mut().get_mut(*slot as usize) {
+                            *s = Some(Value::Int(i));
+                        }
+                    }
+                    _ => self.assign(target, Value::Int(i), env)?,
+                }
                 match self.exec_block(body, env)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Return(v) => return Ok(Flow::Return(v)),
                     _ => {}
                 }
-                i += r.step;
+                // The last step may pass the end of i64; the loop is over then.
+                match i.checked_add(r.step) {
+                    Some(n) => i = n,
+                    None => break,
+                }
             }
             return self.exec_block(orelse, env);
         }

@@ -17,7 +17,28 @@ use super::vm::{Env, Vm};
 /// How many finished frames are kept for reuse; deeper recursion allocates as before.
 const FRAME_POOL: usize = 64;
 
+/// A constant or a bound local, read without a call: most operands are one of the two.
+#[inline(always)]
+fn leaf(e: &Expr, env: &Env) -> Option<Value> {
+    match e {
+        Expr::Const(v) => Some(v.clone()),
+        Expr::Name(Name::Local(i, _)) => {
+            env.frame.as_ref()?.slots.borrow().get(*i as usize)?.clone()
+        }
+        _ => None,
+    }
+}
+
 impl Vm<'_> {
+    /// `eval`, with constants and locals read inline instead of through a call.
+    #[inline(always)]
+    pub fn eval_operand(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
+        match leaf(e, env) {
+            Some(v) => Ok(v),
+            None => self.eval(e, env),
+        }
+    }
+
     pub fn eval(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
@@ -31,8 +52,8 @@ impl Vm<'_> {
             }
             Expr::Name(n) => self.load(n, env),
             Expr::Bin(op, a, b) => {
-                let a = self.eval(a, env)?;
-                let b = self.eval(b, env)?;
+                let a = self.eval_operand(a, env)?;
+                let b = self.eval_operand(b, env)?;
                 if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
                     let r = match op {
                         BinOp::Add => x.checked_add(*y),
@@ -48,8 +69,8 @@ impl Vm<'_> {
             }
             Expr::Compare(first, rest) if rest.len() == 1 => {
                 let (op, second) = &rest[0];
-                let a = self.eval(first, env)?;
-                let b = self.eval(second, env)?;
+                let a = self.eval_operand(first, env)?;
+                let b = self.eval_operand(second, env)?;
                 if let (Cmp::Op(o), Value::Int(x), Value::Int(y)) = (op, &a, &b) {
                     return Ok(Value::Bool(match o {
                         CmpOp::Lt => x < y,
@@ -75,7 +96,7 @@ impl Vm<'_> {
                 Ok(Flow::Normal)
             }
             StmtKind::Assign(targets, value) if targets.len() == 1 => {
-                let v = self.eval(value, env)?;
+                let v = self.eval_operand(value, env)?;
                 match (&targets[0], &env.frame) {
                     (Expr::Name(Name::Local(i, _)), Some(f)) => {
                         if let Some(slot) = f.slots.borrow_mut().get_mut(*i as usize) {
@@ -87,7 +108,7 @@ impl Vm<'_> {
                 Ok(Flow::Normal)
             }
             StmtKind::Return(v) => Ok(Flow::Return(match v {
-                Some(e) => self.eval(e, env)?,
+                Some(e) => self.eval_operand(e, env)?,
                 None => Value::None,
             })),
             StmtKind::If(test, body, orelse) => {
