@@ -115,8 +115,9 @@ impl Vm<'_> {
                 return Err(PyErr::type_error("positional arguments expected"));
             };
             let v = self.eval_operand(e, env)?;
-            let slot = def.params[i].slot as usize;
-            frame.slots.borrow_mut()[slot] = Some(v);
+            if let Some(p) = def.params.get(i) {
+                super::fast::set_slot(&frame, p.slot, v);
+            }
         }
         if args.len() < def.params.len() {
             let mut slots = frame.slots.borrow_mut();

@@ -195,9 +195,7 @@ impl Vm<'_> {
                 self.check_interrupt_fast()?;
                 match (target, &env.frame) {
                     (Expr::Name(Name::Local(slot, _)), Some(f)) => {
-                        if let Some(s) = f.slots.borrow_mut().get_mut(*slot as usize) {
-                            *s = Some(Value::Int(i));
-                        }
+                        super::fast::set_slot(f, *slot, Value::Int(i))
                     }
                     _ => self.assign(target, Value::Int(i), env)?,
                 }

@@ -17,6 +17,14 @@ use super::vm::{Env, Vm};
 /// How many finished frames are kept for reuse; deeper recursion allocates as before.
 const FRAME_POOL: usize = 64;
 
+/// Stores into a frame slot (slot numbers come from the converter, so always in range).
+#[inline(always)]
+pub fn set_slot(f: &Frame, i: u32, v: Value) {
+    if let Some(slot) = f.slots.borrow_mut().get_mut(i as usize) {
+        *slot = Some(v);
+    }
+}
+
 /// A constant or a bound local, read without a call: most operands are one of the two.
 #[inline(always)]
 fn leaf(e: &Expr, env: &Env) -> Option<Value> {
@@ -55,10 +63,15 @@ impl Vm<'_> {
                 let a = self.eval_operand(a, env)?;
                 let b = self.eval_operand(b, env)?;
                 if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+                    let (x, y) = (*x, *y);
                     let r = match op {
-                        BinOp::Add => x.checked_add(*y),
-                        BinOp::Sub => x.checked_sub(*y),
-                        BinOp::Mul => x.checked_mul(*y),
+                        BinOp::Add => x.checked_add(y),
+                        BinOp::Sub => x.checked_sub(y),
+                        BinOp::Mul => x.checked_mul(y),
+                        // With a positive divisor Python's floor division and modulo
+                        // are the Euclidean ones; other signs take the general path.
+                        BinOp::Mod if y > 0 => Some(x.rem_euclid(y)),
+                        BinOp::FloorDiv if y > 0 => Some(x.div_euclid(y)),
                         _ => None,
                     };
                     if let Some(r) = r {
@@ -98,11 +111,7 @@ impl Vm<'_> {
             StmtKind::Assign(targets, value) if targets.len() == 1 => {
                 let v = self.eval_operand(value, env)?;
                 match (&targets[0], &env.frame) {
-                    (Expr::Name(Name::Local(i, _)), Some(f)) => {
-                        if let Some(slot) = f.slots.borrow_mut().get_mut(*i as usize) {
-                            *slot = Some(v);
-                        }
-                    }
+                    (Expr::Name(Name::Local(i, _)), Some(f)) => set_slot(f, *i, v),
                     (t, _) => self.assign(t, v, env)?,
                 }
                 Ok(Flow::Normal)
