@@ -11,7 +11,7 @@ use mirror_kernel::lang::{
 };
 use mirror_kernel::session::{CollectSink, ExecuteRequest, Output};
 
-fn loader(name: &str, _ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
+fn loader(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
     if name != "cbmod" {
         return None;
     }
@@ -42,7 +42,12 @@ fn loader(name: &str, _ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
             "shapes (2,) and (3,) differ",
         ))
     });
+    // The classes a binding exposes as `tf.errors.*`, from the interpreter's hierarchy.
+    let op_error = mirror_kernel::lang::exception_class(ctx, "OpError");
+    let invalid = mirror_kernel::lang::exception_class(ctx, "InvalidArgumentError");
     Some(Ok(NativeModule::new("cbmod", "test natives")
+        .with("OpError", op_error)
+        .with("InvalidArgumentError", invalid)
         .with("Callback", callback.into_value())
         .with("run", run)
         .with("fail", fail)
@@ -105,4 +110,25 @@ try:\n    cbmod.fail('IndexError')\nexcept LookupError:\n    print('lookup')";
     let (out, err) = run_cell(&mut interp, "import cbmod.run as r\nfrom cbmod import fail\nprint(r is cbmod.run, fail.__class__ is not None)");
     assert_eq!(err, None);
     assert_eq!(out, "True True\n");
+}
+
+#[test]
+fn tensorflow_errors_are_caught_through_op_error() {
+    let mut interp = Interpreter::new(Arc::new(AtomicBool::new(false)), loader);
+    let code = "import cbmod\n\
+try:\n    cbmod.fail('InvalidArgumentError')\nexcept cbmod.OpError as e:\n    print(type(e), isinstance(e, cbmod.InvalidArgumentError))\n\
+try:\n    cbmod.fail('NotFoundError')\nexcept cbmod.InvalidArgumentError:\n    print('wrong')\nexcept cbmod.OpError as e:\n    print(type(e).__name__, isinstance(e, cbmod.OpError))\n\
+try:\n    cbmod.fail('ValueError')\nexcept cbmod.OpError:\n    print('wrong')\nexcept ValueError:\n    print('not an OpError')\n\
+print(issubclass(cbmod.OpError, Exception), cbmod.OpError.__name__)";
+    let (out, err) = run_cell(&mut interp, code);
+    assert_eq!(err, None, "{out}");
+    // What TensorFlow 2 prints for the same cell.
+    assert_eq!(
+        out,
+        "<class 'tensorflow.python.framework.errors_impl.InvalidArgumentError'> True\n\
+NotFoundError True\nnot an OpError\nTrue OpError\n"
+    );
+    // TensorFlow's names are not builtins.
+    let (_, err) = run_cell(&mut interp, "OpError");
+    assert_eq!(err.map(|e| e.0), Some("NameError".into()));
 }

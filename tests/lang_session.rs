@@ -129,6 +129,21 @@ fn recursion_and_memory_are_bounded_and_the_session_lives() {
     assert_eq!(err(&r).ename, "MemoryError");
     let (r, _) = exec(&s, "2 ** 64");
     assert_eq!(err(&r).ename, "OverflowError");
+    // Generator functions run to completion when called: an endless one is stopped with
+    // an error that names the limitation, and finite ones still work afterwards.
+    let (r, _) = exec(
+        &s,
+        "def count():\n    i = 0\n    while True:\n        yield i\n        i += 1\nnext(count())",
+    );
+    let e = err(&r);
+    assert_eq!(e.ename, "NotImplementedError");
+    assert!(e.evalue.contains("run to completion"), "{}", e.evalue);
+    let (r, outs) = exec(
+        &s,
+        "def two():\n    yield 1\n    yield 2\nprint(list(two()), next(two()))",
+    );
+    assert!(r.result.is_ok());
+    assert_eq!(stdout(&outs), "[1, 2] 1\n");
     let (r, outs) = exec(&s, "print(down.__name__)");
     assert!(r.result.is_ok());
     assert_eq!(stdout(&outs), "down\n");

@@ -14,10 +14,17 @@ pub enum Name {
     Local(u32, Rc<str>),
     /// A slot of an enclosing function's frame, `depth` frames out.
     Outer(u32, u32, Rc<str>),
-    /// A module-level (cell-level) name, or a builtin.
-    Global(Rc<str>),
+    /// A module-level (cell-level) name, or a builtin, with the index in the globals
+    /// where it was last found (checked against the key before use, so always safe).
+    Global(Rc<str>, std::cell::Cell<u32>),
     /// A name assigned in a class body: the class namespace, then the globals.
     Class(Rc<str>),
+}
+
+impl Name {
+    pub fn global(name: Rc<str>) -> Name {
+        Name::Global(name, std::cell::Cell::new(u32::MAX))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +106,8 @@ pub enum Expr {
     Comp(Box<CompDef>),
     FStr(Vec<FPart>),
     Walrus(Name, Box<Expr>),
+    /// `yield v` (false) or `yield from v` (true), inside a generator function.
+    Yield(Option<Box<Expr>>, bool),
     /// A construct the interpreter does not support, with its description.
     Unsupported(&'static str),
 }

@@ -85,8 +85,6 @@ pub const FUNCTIONS: &[&str] = &[
     "staticmethod",
     "classmethod",
     "property",
-    "__yield__",
-    "__yield_from__",
     "exit",
     "quit",
     "super",
@@ -405,31 +403,33 @@ impl Vm<'_> {
                     setter: RefCell::new(None),
                 }))
             }
-            "__yield__" => {
-                let v = a.pos.first().cloned().unwrap_or(Value::None);
-                match self.yields.last_mut() {
-                    // Generators run eagerly: an endless one ends here, not in an abort.
-                    Some(y) if y.len() as i64 >= super::ops::MAX_ITEMS => {
-                        return Err(PyErr::memory_error(
-                            "generator produced too many values (generators run to completion in this kernel)",
-                        ))
-                    }
-                    Some(y) => y.push(v),
-                    None => return Err(PyErr::new("SyntaxError", "'yield' outside function")),
-                }
-                Value::None
-            }
-            "__yield_from__" => {
-                let items = self.iter_values(one(&a, name)?)?;
-                match self.yields.last_mut() {
-                    Some(y) => y.extend(items),
-                    None => return Err(PyErr::new("SyntaxError", "'yield' outside function")),
-                }
-                Value::None
-            }
             "exit" | "quit" => return Err(PyErr::new("SystemExit", "")),
             "super" => return Err(PyErr::runtime_error("super(): __class__ cell not found")),
             _ => return self.call_builtin_more(name, a),
         })
+    }
+}
+
+/// How many values one generator call may produce. Generators run to completion when
+/// called (see the module doc), so an endless one must stop somewhere: 2^20 values take
+/// about a second and 25 MB, far beyond what a notebook's generator functions yield.
+pub const GENERATOR_MAX: usize = 1 << 20;
+
+impl Vm<'_> {
+    /// Collects values a running generator yields, ending an endless generator with an
+    /// error that says why, rather than running the session out of memory.
+    pub fn push_yielded(&mut self, items: Vec<Value>) -> PyResult<()> {
+        match self.yields.last_mut() {
+            Some(y) if y.len() + items.len() > GENERATOR_MAX => Err(PyErr::not_implemented(format!(
+                "this generator yielded more than {GENERATOR_MAX} values: generator functions run to \
+                 completion when called in this kernel, so an endless generator cannot be consumed \
+                 lazily by next(), zip() or islice(); give its loop an end, or yield inside a bounded loop"
+            ))),
+            Some(y) => {
+                y.extend(items);
+                Ok(())
+            }
+            None => Err(PyErr::new("SyntaxError", "'yield' outside function")),
+        }
     }
 }

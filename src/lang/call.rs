@@ -1,6 +1,6 @@
 //! Calling things: user functions (argument binding to slots, defaults, `*args`,
 //! `**kwargs`, keyword-only parameters, the recursion bound, traceback frames),
-//! generator functions (run eagerly to a list), classes (instances, `__init__`, native
+//! generator functions (run eagerly to a list, see the module doc), classes (instances, `__init__`, native
 //! bases), bound methods, builtin types and natives.
 
 use std::cell::RefCell;
@@ -94,7 +94,7 @@ impl Vm<'_> {
                 "maximum recursion depth exceeded",
             ));
         }
-        let frame = Frame::new(def.nlocals, func.closure.clone());
+        let frame = self.new_frame(def.nlocals, func.closure.clone());
         self.bind_args(func, args, &frame)?;
         self.run_function(func, frame)
     }
@@ -109,14 +109,15 @@ impl Vm<'_> {
                 "maximum recursion depth exceeded",
             ));
         }
-        let frame = Frame::new(def.nlocals, func.closure.clone());
+        let frame = self.new_frame(def.nlocals, func.closure.clone());
         for (i, a) in args.iter().enumerate() {
             let Arg::Pos(e) = a else {
                 return Err(PyErr::type_error("positional arguments expected"));
             };
-            let v = self.eval(e, env)?;
-            let slot = def.params[i].slot as usize;
-            frame.slots.borrow_mut()[slot] = Some(v);
+            let v = self.eval_operand(e, env)?;
+            if let Some(p) = def.params.get(i) {
+                super::fast::set_slot(&frame, p.slot, v);
+            }
         }
         if args.len() < def.params.len() {
             let mut slots = frame.slots.borrow_mut();
@@ -138,8 +139,8 @@ impl Vm<'_> {
     }
 
     fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
-        let def = func.def.clone();
-        let env = Env {
+        let def = &func.def;
+        let mut env = Env {
             frame: Some(frame),
             class_ns: None,
             line: std::cell::Cell::new(0),
@@ -160,6 +161,9 @@ impl Vm<'_> {
             Ok(flow) => {
                 if let Some(items) = gen_items {
                     return Ok(super::runtime::SeqIter::value(items));
+                }
+                if let Some(f) = env.frame.take() {
+                    self.release_frame(f);
                 }
                 Ok(match flow {
                     Flow::Return(v) => v,

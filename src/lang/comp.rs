@@ -7,15 +7,15 @@ use indexmap::IndexMap;
 
 use super::ast::*;
 use super::exc::PyResult;
-use super::runtime::{Frame, Set};
+use super::runtime::Set;
 use super::value::{Dict, HashKey, Value};
 use super::vm::{Env, Vm};
 
 impl Vm<'_> {
     pub fn eval_comp(&mut self, c: &CompDef, env: &Env) -> PyResult<Value> {
         let first = self.eval(&c.first_iter, env)?;
-        let frame = Frame::new(c.nlocals, env.frame.clone());
-        let inner = Env {
+        let frame = self.new_frame(c.nlocals, env.frame.clone());
+        let mut inner = Env {
             frame: Some(frame),
             class_ns: None,
             line: std::cell::Cell::new(env.line.get()),
@@ -24,6 +24,9 @@ impl Vm<'_> {
         let mut out = vec![];
         let mut dict = Dict::default();
         self.comp_level(c, 0, first, &inner, &mut out, &mut dict)?;
+        if let Some(f) = inner.frame.take() {
+            self.release_frame(f);
+        }
         Ok(match c.kind {
             CompKind::List => Value::list(out),
             CompKind::Gen => super::runtime::SeqIter::value(out),

@@ -49,22 +49,22 @@ impl Converter {
         let rc: Rc<str> = Rc::from(name);
         let n = self.scopes.len();
         let Some(top) = self.scopes.last() else {
-            return Name::Global(rc);
+            return Name::global(rc);
         };
         match top.kind {
-            ScopeKind::Module => Name::Global(rc),
+            ScopeKind::Module => Name::global(rc),
             ScopeKind::Class => {
                 if top.locals.contains(name) && !top.globals.contains(name) {
                     Name::Class(rc)
                 } else if top.globals.contains(name) {
-                    Name::Global(rc)
+                    Name::global(rc)
                 } else {
                     self.resolve_free(rc, n - 1, 0)
                 }
             }
             ScopeKind::Function | ScopeKind::Comprehension => {
                 if top.globals.contains(name) {
-                    return Name::Global(rc);
+                    return Name::global(rc);
                 }
                 if let Some(i) = top.slot(name) {
                     return Name::Local(i, rc);
@@ -79,10 +79,10 @@ impl Converter {
             let s = &self.scopes[i];
             match s.kind {
                 ScopeKind::Class => continue,
-                ScopeKind::Module => return Name::Global(name),
+                ScopeKind::Module => return Name::global(name),
                 _ => {
                     if s.globals.contains(&*name) {
-                        return Name::Global(name);
+                        return Name::global(name);
                     }
                     if let Some(slot) = s.slot(&name) {
                         return if depth == 0 {
@@ -95,7 +95,7 @@ impl Converter {
                 }
             }
         }
-        Name::Global(name)
+        Name::global(name)
     }
 
     pub fn body(&mut self, stmts: &[RS]) -> Vec<Stmt> {

@@ -26,7 +26,7 @@ impl Converter {
             RE::BytesLiteral(_) => Expr::Unsupported("bytes literals"),
             RE::BooleanLiteral(b) => Expr::Const(Value::Bool(b.value)),
             RE::NoneLiteral(_) => Expr::Const(Value::None),
-            RE::EllipsisLiteral(_) => Expr::Name(Name::Global(Rc::from("Ellipsis"))),
+            RE::EllipsisLiteral(_) => Expr::Name(Name::global(Rc::from("Ellipsis"))),
             RE::Name(n) => Expr::Name(self.resolve(n.id.as_str())),
             RE::Attribute(a) => {
                 Expr::Attr(Box::new(self.expr(&a.value)), Rc::from(a.attr.id.as_str()))
@@ -141,14 +141,8 @@ impl Converter {
             }
             RE::TString(_) => Expr::Unsupported("template strings"),
             RE::Await(_) => Expr::Unsupported("await"),
-            RE::Yield(y) => Expr::Call(
-                Box::new(Expr::Name(Name::Global(Rc::from("__yield__")))),
-                y.value.iter().map(|v| Arg::Pos(self.expr(v))).collect(),
-            ),
-            RE::YieldFrom(y) => Expr::Call(
-                Box::new(Expr::Name(Name::Global(Rc::from("__yield_from__")))),
-                vec![Arg::Pos(self.expr(&y.value))],
-            ),
+            RE::Yield(y) => Expr::Yield(y.value.as_ref().map(|v| Box::new(self.expr(v))), false),
+            RE::YieldFrom(y) => Expr::Yield(Some(Box::new(self.expr(&y.value))), true),
             RE::IpyEscapeCommand(_) => Expr::Unsupported("an escape command inside an expression"),
         }
     }

@@ -39,7 +39,7 @@ impl Vm<'_> {
                     format!("cannot access free variable '{name}' where it is not associated with a value in enclosing scope"),
                 ))
             }
-            Name::Global(name) => self.global(name).ok_or_else(|| name_error(name)),
+            Name::Global(name, at) => self.global_at(name, at).ok_or_else(|| name_error(name)),
             Name::Class(name) => {
                 if let Some(ns) = &env.class_ns {
                     if let Some(v) = ns.borrow().get(&**name) {
@@ -67,7 +67,7 @@ impl Vm<'_> {
                     }
                 }
             }
-            Name::Global(name) => {
+            Name::Global(name, _) => {
                 self.core.globals.borrow_mut().insert(name.clone(), v);
             }
             Name::Class(name) => match &env.class_ns {
@@ -96,7 +96,7 @@ impl Vm<'_> {
                 }
                 Ok(())
             }
-            Name::Global(name) | Name::Class(name) => {
+            Name::Global(name, _) | Name::Class(name) => {
                 let removed = match (&env.class_ns, n) {
                     (Some(ns), Name::Class(_)) => ns.borrow_mut().shift_remove(&**name).is_some(),
                     _ => self
@@ -115,7 +115,10 @@ impl Vm<'_> {
         }
     }
 
-    pub fn eval(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
+    /// Every expression form; `fast::eval` handles the hot ones inline and sends the
+    /// rest here, which keeps the recursive hot path's stack frame small.
+    #[inline(never)]
+    pub fn eval_slow(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Name(n) => self.load(n, env),
@@ -232,6 +235,19 @@ impl Vm<'_> {
                 self.store_name(n, v.clone(), env)?;
                 Ok(v)
             }
+            Expr::Yield(v, from) => {
+                let v = match v {
+                    Some(e) => self.eval(e, env)?,
+                    None => Value::None,
+                };
+                let items = if *from {
+                    self.iter_values(&v)?
+                } else {
+                    vec![v]
+                };
+                self.push_yielded(items)?;
+                Ok(Value::None)
+            }
             Expr::Unsupported("integers beyond 64 bits") => Err(PyErr::new(
                 "OverflowError",
                 "int literal too large for this kernel's 64-bit int",
@@ -276,18 +292,18 @@ impl Vm<'_> {
         Ok(s)
     }
 
-    fn eval_call(&mut self, f: &Expr, args: &[Arg], env: &Env) -> PyResult<Value> {
-        if let Expr::Name(Name::Global(n)) = f {
+    pub fn eval_call(&mut self, f: &Expr, args: &[Arg], env: &Env) -> PyResult<Value> {
+        if let Expr::Name(Name::Global(n, _)) = f {
             if &**n == "super" && args.is_empty() {
                 return self.make_super(env);
             }
         }
         // Method calls on builtin containers skip building a bound-method object.
         if let Expr::Attr(obj, name) = f {
-            let o = self.eval(obj, env)?;
+            let o = self.eval_operand(obj, env)?;
             // `xs.append(v)` is the commonest call in loops: push without an argument list.
             if let (Value::List(l), "append", [Arg::Pos(e)]) = (&o, &**name, args) {
-                let v = self.eval(e, env)?;
+                let v = self.eval_operand(e, env)?;
                 let mut lb = l.borrow_mut();
                 if lb.len() as i64 >= super::ops::MAX_ITEMS {
                     return Err(PyErr::memory_error(""));

@@ -32,8 +32,9 @@ impl Vm<'_> {
         Ok(Flow::Normal)
     }
 
-    pub fn exec(&mut self, s: &Stmt, env: &Env) -> PyResult<Flow> {
-        env.line.set(s.line);
+    /// Every statement form; `fast::exec` handles the hot ones and sends the rest here.
+    #[inline(never)]
+    pub fn exec_slow(&mut self, s: &Stmt, env: &Env) -> PyResult<Flow> {
         match &s.kind {
             StmtKind::Expr(e) => {
                 self.eval(e, env)?;
@@ -192,13 +193,22 @@ impl Vm<'_> {
             let mut i = r.start;
             while (r.step > 0 && i < r.stop) || (r.step < 0 && i > r.stop) {
                 self.check_interrupt_fast()?;
-                self.assign(target, Value::Int(i), env)?;
+                match (target, &env.frame) {
+                    (Expr::Name(Name::Local(slot, _)), Some(f)) => {
+                        super::fast::set_slot(f, *slot, Value::Int(i))
+                    }
+                    _ => self.assign(target, Value::Int(i), env)?,
+                }
                 match self.exec_block(body, env)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Return(v) => return Ok(Flow::Return(v)),
                     _ => {}
                 }
-                i += r.step;
+                // The last step may pass the end of i64; the loop is over then.
+                match i.checked_add(r.step) {
+                    Some(n) => i = n,
+                    None => break,
+                }
             }
             return self.exec_block(orelse, env);
         }

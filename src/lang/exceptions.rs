@@ -58,6 +58,30 @@ const HIERARCHY: &[(&str, &str)] = &[
     ("StdinNotImplementedError", "NotImplementedError"),
 ];
 
+/// TensorFlow's error classes (`tf.errors`), all below `OpError`. They are not builtins:
+/// the tf binding exposes them through [`crate::lang::exception_class`].
+const TF_ERRORS: &[&str] = &[
+    "InvalidArgumentError",
+    "ResourceExhaustedError",
+    "NotFoundError",
+    "UnimplementedError",
+    "FailedPreconditionError",
+    "OutOfRangeError",
+    "UnknownError",
+    "InternalError",
+    "AbortedError",
+    "CancelledError",
+    "AlreadyExistsError",
+    "PermissionDeniedError",
+    "DeadlineExceededError",
+    "DataLossError",
+    "UnavailableError",
+    "UnauthenticatedError",
+];
+
+const TF_MODULE: &str = "tensorflow.python.framework.errors_impl";
+
+/// Python's builtin exception classes by name.
 pub fn make_classes() -> HashMap<String, Value> {
     let mut out: HashMap<String, Value> = HashMap::new();
     for (name, parent) in HIERARCHY {
@@ -67,13 +91,28 @@ pub fn make_classes() -> HashMap<String, Value> {
     out
 }
 
+/// Adds TensorFlow's `OpError` family, so a native raising `InvalidArgumentError` by
+/// name is caught by `except tf.errors.OpError`.
+pub fn add_tf_classes(classes: &mut HashMap<String, Value>) {
+    let op = class_in("OpError", classes.get("Exception").cloned(), TF_MODULE);
+    for name in TF_ERRORS {
+        let c = class_in(name, Some(op.clone()), TF_MODULE);
+        classes.insert(name.to_string(), c);
+    }
+    classes.insert("OpError".into(), op);
+}
+
 fn new_class(name: &str, base: Option<Value>) -> Value {
+    class_in(name, base, "builtins")
+}
+
+fn class_in(name: &str, base: Option<Value>, module: &str) -> Value {
     Value::Obj(Rc::new(Class {
         name: name.to_string(),
-        module: "builtins".into(),
+        module: module.into(),
         base,
         dict: RefCell::new(IndexMap::new()),
-        builtin: true,
+        builtin: module == "builtins",
     }))
 }
 

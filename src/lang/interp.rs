@@ -36,8 +36,10 @@ impl Sink for NullSink {
 
 impl Interpreter {
     pub fn new(interrupt: Arc<AtomicBool>, modules: ModuleLoader) -> Interpreter {
-        let exc = super::exceptions::make_classes();
+        let mut exc = super::exceptions::make_classes();
         let builtins = super::builtins::make_builtins(&exc);
+        // After the builtins: TensorFlow's classes are reached through `tf.errors` only.
+        super::exceptions::add_tf_classes(&mut exc);
         Interpreter {
             core: Core {
                 globals: Rc::new(RefCell::new(IndexMap::default())),

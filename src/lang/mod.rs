@@ -5,6 +5,14 @@
 //! imports the protocol, and it reaches the `tf`/`np`/`plt` modules through the module
 //! loader the session hands it.
 //!
+//! Generator functions run eagerly: calling one runs its body to the end and returns an
+//! iterator over what it yielded. The evaluator walks the tree on the Rust stack, so
+//! suspending a body in the middle of a statement would need a second stack or a rewrite
+//! of the evaluator into a state machine; running to completion keeps every finite
+//! generator exact (its side effects happen at the call rather than interleaved with the
+//! consumer). An endless generator stops after 2^20 values with a
+//! `NotImplementedError` that says so, instead of exhausting memory.
+//!
 //! [`Sink`]: crate::session::Sink
 
 pub mod exc;
@@ -28,6 +36,7 @@ mod ctxmgr;
 mod eval_expr;
 mod eval_stmt;
 mod exceptions;
+mod fast;
 mod files;
 mod format;
 mod help;
@@ -54,6 +63,15 @@ pub use native::{NativeClass, NativeFn, NativeModule};
 pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
 pub use repr::float_repr;
 pub use value::{Dict, HashKey, Value};
+
+/// The exception class a native raises by `name` (`PyErr::new(name, ..)`), as a value to
+/// bind in a module: `tf.errors.OpError`, `tf.errors.InvalidArgumentError`, ... An
+/// `except` clause naming it catches natives' errors of that class and its subclasses
+/// (`except tf.errors.OpError` catches `InvalidArgumentError`). Unknown names become
+/// subclasses of `Exception`; `None` only from a context that is not the interpreter.
+pub fn exception_class(ctx: &mut dyn Ctx, name: &str) -> Value {
+    ctx.exception_class(name).unwrap_or(Value::None)
+}
 
 /// Finds a module the kernel provides by its dotted name (`numpy`, `tensorflow`,
 /// `matplotlib.pyplot`); `None` when the kernel has no such module.

@@ -290,6 +290,14 @@ pub trait Ctx {
     fn input(&mut self, prompt: &str, password: bool) -> PyResult<String>;
     /// The execution count of the running cell.
     fn execution_count(&self) -> u64;
+    /// The interpreter's exception class of that name (builtin, TensorFlow's `OpError`
+    /// family, or a new `Exception` subclass for an unknown name), the same value that
+    /// `except` clauses match natives' errors against. `None` from contexts without an
+    /// interpreter.
+    fn exception_class(&mut self, name: &str) -> Option<Value> {
+        let _ = name;
+        None
+    }
 }
 
 /// A type-keyed map of session state owned by bindings (the strategy stack, logical device

@@ -46,10 +46,12 @@ impl Scope {
         self.locals.insert(name.to_string());
     }
 
-    /// Collects the names a body binds, then drops those declared global or nonlocal.
+    /// Collects the names a body binds (assignment expressions included), then drops
+    /// those declared global or nonlocal.
     pub fn scan(&mut self, body: &[RS]) {
-        for s in body {
-            self.scan_stmt(s);
+        self.scan_body(body);
+        for name in walrus_targets(body) {
+            self.bind(&name);
         }
         let declared: Vec<String> = self
             .globals
@@ -72,6 +74,12 @@ impl Scope {
         }
     }
 
+    fn scan_body(&mut self, body: &[RS]) {
+        for s in body {
+            self.scan_stmt(s);
+        }
+    }
+
     fn scan_stmt(&mut self, s: &RS) {
         match s {
             RS::FunctionDef(f) => self.bind(f.name.id.as_str()),
@@ -81,17 +89,17 @@ impl Scope {
             RS::AnnAssign(a) if a.value.is_some() => self.scan_target(&a.target),
             RS::For(f) => {
                 self.scan_target(&f.target);
-                self.scan(&f.body);
-                self.scan(&f.orelse);
+                self.scan_body(&f.body);
+                self.scan_body(&f.orelse);
             }
             RS::While(w) => {
-                self.scan(&w.body);
-                self.scan(&w.orelse);
+                self.scan_body(&w.body);
+                self.scan_body(&w.orelse);
             }
             RS::If(i) => {
-                self.scan(&i.body);
+                self.scan_body(&i.body);
                 for c in &i.elif_else_clauses {
-                    self.scan(&c.body);
+                    self.scan_body(&c.body);
                 }
             }
             RS::With(w) => {
@@ -100,19 +108,19 @@ impl Scope {
                         self.scan_target(v);
                     }
                 }
-                self.scan(&w.body);
+                self.scan_body(&w.body);
             }
             RS::Try(t) => {
-                self.scan(&t.body);
+                self.scan_body(&t.body);
                 for h in &t.handlers {
                     let ra::ExceptHandler::ExceptHandler(h) = h;
                     if let Some(n) = &h.name {
                         self.bind(n.id.as_str());
                     }
-                    self.scan(&h.body);
+                    self.scan_body(&h.body);
                 }
-                self.scan(&t.orelse);
-                self.scan(&t.finalbody);
+                self.scan_body(&t.orelse);
+                self.scan_body(&t.finalbody);
             }
             RS::Import(i) => {
                 for a in &i.names {
@@ -147,4 +155,36 @@ impl Scope {
             _ => {}
         }
     }
+}
+
+/// The names `:=` binds in a body, comprehensions included (they bind in the enclosing
+/// function, as in Python), nested functions, classes and lambdas excluded.
+fn walrus_targets(body: &[RS]) -> Vec<String> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder(Vec<String>);
+    impl<'a> Visitor<'a> for Finder {
+        fn visit_stmt(&mut self, s: &'a RS) {
+            match s {
+                RS::FunctionDef(_) | RS::ClassDef(_) => {}
+                _ => visitor::walk_stmt(self, s),
+            }
+        }
+        fn visit_expr(&mut self, e: &'a RE) {
+            match e {
+                RE::Named(n) => {
+                    if let RE::Name(x) = &*n.target {
+                        self.0.push(x.id.to_string());
+                    }
+                    visitor::walk_expr(self, e)
+                }
+                RE::Lambda(_) => {}
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut f = Finder(vec![]);
+    for s in body {
+        f.visit_stmt(s);
+    }
+    f.0
 }

@@ -14,7 +14,6 @@ use indexmap::IndexMap;
 use super::exc::{PyErr, PyResult};
 use super::object::Object;
 
-#[derive(Clone)]
 pub enum Value {
     None,
     Bool(bool),
@@ -29,6 +28,26 @@ pub enum Value {
     Obj(Rc<dyn Object>),
     /// Rust objects from the bindings (arrays, tensors, models, strategies, figures).
     Native(Rc<dyn Object>),
+}
+
+// Written out rather than derived so that it inlines: a clone is a copy or one
+// reference-count increment, made several times per loop iteration.
+impl Clone for Value {
+    #[inline]
+    fn clone(&self) -> Value {
+        match self {
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(x) => Value::Float(*x),
+            Value::Str(s) => Value::Str(Rc::clone(s)),
+            Value::List(l) => Value::List(Rc::clone(l)),
+            Value::Tuple(t) => Value::Tuple(Rc::clone(t)),
+            Value::Dict(d) => Value::Dict(Rc::clone(d)),
+            Value::Obj(o) => Value::Obj(Rc::clone(o)),
+            Value::Native(o) => Value::Native(Rc::clone(o)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Value {

@@ -103,6 +103,8 @@ pub struct Vm<'a> {
     pub handling: Vec<PyErr>,
     /// Set while IPython's pretty printer runs: classes print as bare names.
     pub pretty_types: bool,
+    /// Finished function frames kept for reuse (see `fast::new_frame`).
+    pub frame_pool: Vec<Rc<Frame>>,
 }
 
 impl<'a> Vm<'a> {
@@ -121,6 +123,7 @@ impl<'a> Vm<'a> {
             tick: 0,
             handling: vec![],
             pretty_types: false,
+            frame_pool: vec![],
         }
     }
 
@@ -252,5 +255,8 @@ impl Ctx for Vm<'_> {
     }
     fn execution_count(&self) -> u64 {
         self.core.count
+    }
+    fn exception_class(&mut self, name: &str) -> Option<Value> {
+        Some(self.exc_class(name))
     }
 }
