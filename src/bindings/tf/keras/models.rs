@@ -72,6 +72,13 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
             flat.extend(m.layers.borrow().iter().cloned());
             continue;
         }
+        // `keras.Input(shape=...)` may open the list, as Keras 3 recommends.
+        if let Some(t) = l.downcast::<KerasTensor>() {
+            if flat.is_empty() && t.layers.is_empty() {
+                shape = Some(t.shape.clone());
+                continue;
+            }
+        }
         match l.downcast::<LayerObj>() {
             Some(x) if x.kind.is_none() => shape = x.input_shape.clone(),
             Some(_) => flat.push(l),
