@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 
 use crate::keras::{HostArray, KResult, Trainer};
+use crate::lang::{PyErr, PyResult};
 
 /// The snapshot and pending write of one model during a callback hook.
 #[derive(Default)]
@@ -39,15 +40,21 @@ impl Live {
         self.weights.borrow().clone()
     }
 
-    /// Records a hook's `set_weights`; false when no hook is running (the caller then
-    /// writes to the engine itself).
-    pub fn write(&self, ws: Vec<HostArray>) -> bool {
+    /// Records a hook's `set_weights`, checked as the engine would check it; false when no
+    /// hook is running (the caller then writes to the engine itself).
+    pub fn write(&self, ws: &[HostArray]) -> PyResult<bool> {
         let mut slot = self.weights.borrow_mut();
-        if slot.is_none() {
-            return false;
+        let Some(now) = slot.as_ref() else {
+            return Ok(false);
+        };
+        let same = now.len() == ws.len() && now.iter().zip(ws).all(|(a, b)| a.shape == b.shape);
+        if !same {
+            return Err(PyErr::value_error(
+                "set_weights: the arrays do not match the model's weights in number or shape",
+            ));
         }
-        *slot = Some(ws);
+        *slot = Some(ws.to_vec());
         *self.pending.borrow_mut() = true;
-        true
+        Ok(true)
     }
 }

@@ -401,17 +401,7 @@ impl Object for ModelObj {
                     let (shape, data) = arr.to_f32_vec();
                     hs.push(HostArray::new(shape, data));
                 }
-                if let Some(now) = m.live.read() {
-                    // During a callback hook: check like the engine would, then let the
-                    // fit loop apply them when the hook returns.
-                    let same = now.len() == hs.len()
-                        && now.iter().zip(&hs).all(|(a, b)| a.shape == b.shape);
-                    if !same {
-                        return Err(PyErr::value_error(
-                            "set_weights: the arrays do not match the model's weights in number or shape",
-                        ));
-                    }
-                    m.live.write(hs);
+                if m.live.write(&hs)? {
                     return Ok(Value::None);
                 }
                 m.with_engine(|e| e.trainer().set_weights(&hs).map_err(kerr))?;
