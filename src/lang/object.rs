@@ -298,6 +298,16 @@ pub trait Ctx {
         let _ = name;
         None
     }
+    /// `v.name = value` with the full Python rules (instances of user classes included), so
+    /// a native can set `self.model` on a user's callback. Contexts without an interpreter
+    /// refuse with an AttributeError.
+    fn setattr(&mut self, v: &Value, name: &str, value: Value) -> PyResult<()> {
+        let _ = value;
+        Err(PyErr::attribute_error(format!(
+            "'{}' object attribute '{name}' cannot be set here",
+            v.type_name()
+        )))
+    }
 }
 
 /// A type-keyed map of session state owned by bindings (the strategy stack, logical device

@@ -259,4 +259,7 @@ impl Ctx for Vm<'_> {
     fn exception_class(&mut self, name: &str) -> Option<Value> {
         Some(self.exc_class(name))
     }
+    fn setattr(&mut self, v: &Value, name: &str, value: Value) -> PyResult<()> {
+        self.set_attr(v, name, value)
+    }
 }

@@ -50,10 +50,10 @@ fn default_cpu_count() -> usize {
     crate::distribute::strategy::default_logical_cpus()
 }
 
-/// The names of the physical CUDA GPUs. None are visible to this build of the binding yet;
-/// the cuda part's device discovery plugs in here.
+/// The names of the physical CUDA GPUs the cuda part found (probed once per process, and
+/// quietly: a machine without a driver simply has none).
 pub fn physical_gpu_names() -> Vec<String> {
-    Vec::new()
+    crate::device::cuda::gpu_names()
 }
 
 /// Marks the runtime as started: the logical layout is fixed from now on.

@@ -15,6 +15,7 @@ pub mod dtypes;
 pub mod keras;
 pub mod mistakes;
 pub mod ops;
+pub mod saving;
 pub mod shape;
 pub mod shape_ops;
 pub mod strategies;
@@ -84,7 +85,7 @@ pub struct TfState {
 
 /// The module object. Each import builds a fresh namespace; everything that must survive
 /// between cells lives in [`TfState`].
-pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
+pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     let m = NativeModule::new(
         "tensorflow",
         "TensorFlow's API, on the mirror-kernel engine.",
@@ -93,6 +94,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("config", config::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
+    .with("errors", saving::errors_module(ctx))
     .with("keras", keras::module())
     .with("TensorShape", shape::class());
     for (name, v) in dtypes::all() {

@@ -35,7 +35,9 @@ pub const HOOKS: &[&str] = &[
 /// `obj.name = v` for a native or an interpreter object.
 pub fn set_attr(ctx: &mut dyn Ctx, obj: &Value, name: &str, v: Value) -> PyResult<()> {
     match obj {
-        Value::Native(o) | Value::Obj(o) => o.clone().setattr(name, v, ctx),
+        Value::Native(o) => o.clone().setattr(name, v, ctx),
+        // Instances of user classes (a `Callback` subclass) follow the interpreter's rules.
+        Value::Obj(_) => ctx.setattr(obj, name, v),
         other => Err(PyErr::attribute_error(format!(
             "'{}' object has no attribute '{name}'",
             other.type_name()
@@ -145,14 +147,12 @@ pub fn callback_class() -> Value {
     .method("__init__", |_, _, _| Ok(Value::None))
     .method("set_model", |this, args, ctx| {
         let s = args.bind("set_model", &["model"], 1)?;
-        // The interpreter does not yet let natives set attributes on user instances; the
-        // hooks still run, only `self.model` stays unset until it does.
-        let _ = set_attr(ctx, this, "model", s[0].clone().unwrap_or(Value::None));
+        set_attr(ctx, this, "model", s[0].clone().unwrap_or(Value::None))?;
         Ok(Value::None)
     })
     .method("set_params", |this, args, ctx| {
         let s = args.bind("set_params", &["params"], 1)?;
-        let _ = set_attr(ctx, this, "params", s[0].clone().unwrap_or(Value::None));
+        set_attr(ctx, this, "params", s[0].clone().unwrap_or(Value::None))?;
         Ok(Value::None)
     });
     for h in HOOKS {

@@ -95,6 +95,24 @@ impl Bridge<'_> {
             }
         }
     }
+    /// A hook that may read or write the model's weights: they go through the running
+    /// trainer `t` (see `live.rs`).
+    fn py_live(
+        &mut self,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+        t: &mut dyn Trainer,
+    ) -> KResult<()> {
+        let model = self.model.clone();
+        let Some(m) = model.downcast::<ModelObj>() else {
+            return self.py(hook, pos, logs);
+        };
+        m.live.enter(t)?;
+        let r = self.py(hook, pos, logs);
+        m.live.leave(t)?;
+        r
+    }
     fn stop(&self) -> bool {
         self.model
             .downcast::<ModelObj>()
@@ -124,7 +142,7 @@ impl Callback for Bridge<'_> {
         self.steps = info.steps;
         self.epochs = info.epochs;
         self.sync_lr(t, false);
-        self.py("on_train_begin", vec![], &Value::dict_from(vec![]))
+        self.py_live("on_train_begin", vec![], &Value::dict_from(vec![]), t)
     }
     fn on_epoch_begin(&mut self, epoch: usize, t: &mut dyn Trainer) -> KResult<()> {
         if self.verbose > 0 {
@@ -141,10 +159,11 @@ impl Callback for Bridge<'_> {
             Instant::now(),
         ));
         self.sync_lr(t, false);
-        self.py(
+        self.py_live(
             "on_epoch_begin",
             vec![Value::Int(epoch as i64)],
             &Value::dict_from(vec![]),
+            t,
         )?;
         self.sync_lr(t, true);
         Ok(())
@@ -180,7 +199,7 @@ impl Callback for Bridge<'_> {
         }
         self.sync_lr(t, false);
         let dict = logs_dict(&logs_vec(logs));
-        self.py("on_epoch_end", vec![Value::Int(epoch as i64)], &dict)?;
+        self.py_live("on_epoch_end", vec![Value::Int(epoch as i64)], &dict, t)?;
         // Callbacks may add entries (the learning rate); the History records them too.
         if let Value::Dict(d) = &dict {
             for (k, v) in d.borrow().items() {
@@ -192,8 +211,8 @@ impl Callback for Bridge<'_> {
         self.sync_lr(t, true);
         Ok(self.stop())
     }
-    fn on_train_end(&mut self, _t: &mut dyn Trainer) -> KResult<()> {
-        self.py("on_train_end", vec![], &Value::dict_from(vec![]))
+    fn on_train_end(&mut self, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_live("on_train_end", vec![], &Value::dict_from(vec![]), t)
     }
 }
 

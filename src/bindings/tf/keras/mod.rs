@@ -6,6 +6,7 @@ pub mod callbacks;
 pub mod checkpoint;
 pub mod fit;
 pub mod layers;
+pub mod live;
 pub mod model;
 pub mod models;
 pub mod optimizers;
@@ -22,6 +23,8 @@ pub fn module() -> Value {
         .with("__version__", Value::str("3.3.3"))
         .with("callbacks", callbacks::module())
         .with("layers", layers::module())
+        .with("saving", super::saving::saving_module())
+        .with("datasets", super::saving::datasets_module())
         .with(
             "Input",
             super::func(

@@ -58,6 +58,8 @@ pub struct ModelObj {
     /// The strategy whose scope was active when the model was made: Keras creates the
     /// variables under it, even when the model is built later.
     pub scope_at_creation: Option<Value>,
+    /// The weights a callback sees while `fit` holds the engine.
+    pub live: super::live::Live,
 }
 
 /// Session-wide Keras state: the automatic layer names and the weight seed counter.
@@ -87,6 +89,7 @@ impl ModelObj {
             created_under: RefCell::new(None),
             compiled_under: RefCell::new(None),
             stop_training: Cell::new(false),
+            live: Default::default(),
         }
     }
 
@@ -102,7 +105,8 @@ impl ModelObj {
     }
 
     pub fn is_built(&self) -> bool {
-        self.engine.borrow().is_some()
+        // While fit runs the engine is lent out, and so certainly built.
+        self.engine.try_borrow().map_or(true, |e| e.is_some())
     }
 
     /// Builds the engine model for `input_shape` (without the batch axis).
@@ -204,6 +208,9 @@ impl ModelObj {
     }
 
     fn weights(&self) -> PyResult<Vec<HostArray>> {
+        if let Some(ws) = self.live.read() {
+            return Ok(ws);
+        }
         self.with_engine(|e| e.trainer_ref().get_weights().map_err(kerr))
     }
 
@@ -393,6 +400,9 @@ impl Object for ModelObj {
                     let arr = to_array(it, Some(DType::F32), false, c)?;
                     let (shape, data) = arr.to_f32_vec();
                     hs.push(HostArray::new(shape, data));
+                }
+                if m.live.write(&hs)? {
+                    return Ok(Value::None);
                 }
                 m.with_engine(|e| e.trainer().set_weights(&hs).map_err(kerr))?;
                 Ok(Value::None)

@@ -136,7 +136,15 @@ pub fn register(keras: &NativeModule) {
     .into_value();
     let models = NativeModule::new("keras.models", "Keras models.")
         .with("Sequential", seq.clone())
-        .with("Model", model.clone());
+        .with("Model", model.clone())
+        .with(
+            "load_model",
+            super::super::func(
+                "load_model",
+                "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
+                super::super::saving::load_model,
+            ),
+        );
     keras.set("Sequential", seq);
     keras.set("Model", model);
     keras.set("models", models.into_value());
