@@ -10,6 +10,8 @@
 
 pub mod config;
 pub mod convert;
+pub mod data;
+pub mod data_iter;
 pub mod distribute;
 pub mod dtypes;
 pub mod keras;
@@ -91,6 +93,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     )
     .with("__version__", Value::str(API_VERSION))
     .with("config", config::module())
+    .with("data", data::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
     .with("keras", keras::module())
