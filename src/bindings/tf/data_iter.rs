@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::convert::{tensor_err, tensor_value};
 use super::data::{Dataset, Elem, Op, INFINITE};
-use super::values::DistributedValues;
+use super::data_dist::DistDataset;
 use super::TfError;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
@@ -21,7 +21,7 @@ pub trait Stream {
     fn next(&mut self, ctx: &mut dyn Ctx) -> PyResult<Option<Elem>>;
 }
 
-fn dataset(v: &Value) -> PyResult<&Dataset> {
+pub(crate) fn dataset(v: &Value) -> PyResult<&Dataset> {
     v.downcast::<Dataset>().ok_or_else(|| {
         TfError::Type(format!("expected a tf.data.Dataset, got {}", v.type_name())).into()
     })
@@ -159,7 +159,7 @@ impl Stream for Repeat {
             }
             ctx.check_interrupt()?;
             self.produced = false;
-            self.inner = open(&self.input, ctx)?;
+            self.inner = open(&self.input)?;
         }
     }
 }
@@ -218,18 +218,18 @@ impl Stream for Shuffle {
 }
 
 /// A fresh stream over the dataset `v`.
-pub fn open(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Box<dyn Stream>> {
+pub fn open(v: &Value) -> PyResult<Box<dyn Stream>> {
     let d = dataset(v)?;
     Ok(match &d.op {
         Op::Slices(rows) => Box::new(Slices(rows.clone().into_iter())),
-        Op::Map(input, f) => Box::new(Map(open(input, ctx)?, f.clone())),
-        Op::Batch(input, n, drop) => Box::new(Batch(open(input, ctx)?, *n, *drop)),
-        Op::Take(input, n) => Box::new(Take(open(input, ctx)?, *n)),
-        Op::Skip(input, n) => Box::new(Skip(open(input, ctx)?, *n)),
-        Op::Prefetch(input) => open(input, ctx)?,
+        Op::Map(input, f) => Box::new(Map(open(input)?, f.clone())),
+        Op::Batch(input, n, drop) => Box::new(Batch(open(input)?, *n, *drop)),
+        Op::Take(input, n) => Box::new(Take(open(input)?, *n)),
+        Op::Skip(input, n) => Box::new(Skip(open(input)?, *n)),
+        Op::Prefetch(input) => open(input)?,
         Op::Repeat(input, count) => Box::new(Repeat {
             input: input.clone(),
-            inner: open(input, ctx)?,
+            inner: open(input)?,
             left: *count,
             produced: false,
         }),
@@ -244,7 +244,7 @@ pub fn open(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Box<dyn Stream>> {
                 }),
                 None => Box::new(Cache {
                     owner: v.clone(),
-                    inner: Some(open(input, ctx)?),
+                    inner: Some(open(input)?),
                     seen: vec![],
                     replay: None,
                 }),
@@ -264,7 +264,7 @@ pub fn open(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Box<dyn Stream>> {
                 rng ^= pass.wrapping_mul(0xA076_1D64_78BD_642F);
             }
             Box::new(Shuffle {
-                inner: open(input, ctx)?,
+                inner: open(input)?,
                 buffer: vec![],
                 size: (*buffer).max(1),
                 rng,
@@ -281,9 +281,9 @@ pub struct DatasetIter {
 }
 
 impl DatasetIter {
-    pub fn value(ds: &Value, as_tensors: bool, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    pub fn value(ds: &Value, as_tensors: bool) -> PyResult<Value> {
         Ok(Value::native(DatasetIter {
-            stream: RefCell::new(open(ds, ctx)?),
+            stream: RefCell::new(open(ds)?),
             as_tensors,
         }))
     }
@@ -332,118 +332,6 @@ impl Object for SpecText {
     }
 }
 
-/// Rows `range` of an array; an empty range keeps the trailing shape, as TF's empty parts.
-fn rows(a: &NdArray, range: std::ops::Range<usize>) -> PyResult<NdArray> {
-    if range.is_empty() {
-        let mut shape = a.shape().to_vec();
-        if let Some(first) = shape.first_mut() {
-            *first = 0;
-        }
-        return NdArray::zeros(&shape, a.dtype()).map_err(tensor_err);
-    }
-    let parts: Vec<NdArray> = range
-        .map(|i| a.row(i))
-        .collect::<Result<_, _>>()
-        .map_err(tensor_err)?;
-    stack(&parts, 0).map_err(tensor_err)
-}
-
-/// A global batch as per-replica values, keeping its nesting (a tuple of PerReplica).
-fn split_elem(e: &Elem, replicas: usize) -> PyResult<Value> {
-    Ok(match e {
-        Elem::Leaf(a) => {
-            let b = a.shape().first().copied().unwrap_or(0);
-            let mut parts = Vec::with_capacity(replicas);
-            for r in crate::distribute::split_batch(b, replicas) {
-                parts.push(tensor_value(rows(a, r)?));
-            }
-            DistributedValues::per_replica(parts)
-        }
-        Elem::Tuple(items) => Value::tuple(
-            items
-                .iter()
-                .map(|x| split_elem(x, replicas))
-                .collect::<PyResult<_>>()?,
-        ),
-        Elem::Dict(pairs) => {
-            let mut vals = Vec::with_capacity(pairs.len());
-            for (k, x) in pairs {
-                vals.push((k.as_str(), split_elem(x, replicas)?));
-            }
-            Value::dict_from(vals)
-        }
-    })
-}
-
-/// What `strategy.experimental_distribute_dataset(ds)` returns.
-pub struct DistDataset {
-    pub dataset: Value,
-    pub replicas: usize,
-}
-
-struct DistIter {
-    stream: RefCell<Box<dyn Stream>>,
-    replicas: usize,
-}
-
-impl Object for DistDataset {
-    fn type_name(&self) -> String {
-        "DistributedDataset".into()
-    }
-    fn iter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(Value::native(DistIter {
-            stream: RefCell::new(open(&self.dataset, ctx)?),
-            replicas: self.replicas,
-        }))
-    }
-    fn getattr(&self, _this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        match name {
-            "element_spec" => Ok(Some(ctx.getattr(&self.dataset, name)?)),
-            _ => Ok(None),
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-impl Object for DistIter {
-    fn type_name(&self) -> String {
-        "DistributedIterator".into()
-    }
-    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(this.clone())
-    }
-    fn next(&self, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        ctx.check_interrupt()?;
-        let next = self.stream.borrow_mut().next(ctx)?;
-        match next {
-            // One replica sees plain tensors, as TF gives no PerReplica wrapper then.
-            Some(e) if self.replicas <= 1 => Ok(Some(e.to_value(true))),
-            Some(e) => split_elem(&e, self.replicas).map(Some),
-            None => Ok(None),
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// `strategy.experimental_distribute_dataset(dataset, options=None)`.
-pub fn distribute(replicas: usize, args: &Args) -> PyResult<Value> {
-    let s = args.bind(
-        "experimental_distribute_dataset",
-        &["dataset", "options"],
-        1,
-    )?;
-    let ds = s[0].clone().unwrap_or(Value::None);
-    dataset(&ds)?;
-    Ok(Value::native(DistDataset {
-        dataset: ds,
-        replicas,
-    }))
-}
-
 /// A dataset turned into what `model.fit` trains on: all rows of one pass in order, the
 /// dataset's batch size, and whether the pipeline shuffles (then the engine reshuffles
 /// rows every epoch).
@@ -489,7 +377,7 @@ pub fn fit_source(
         )
         .into());
     }
-    let mut stream = open(&v, ctx)?;
+    let mut stream = open(&v)?;
     let (mut xs, mut ys) = (vec![], vec![]);
     while steps.is_none_or(|n| xs.len() < n) {
         let Some(e) = stream.next(ctx)? else { break };
@@ -531,4 +419,14 @@ pub fn validation_pair(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, Value)>
     let y =
         d.y.ok_or_else(|| TfError::Value("validation_data needs (x, y) elements".into()))?;
     Ok((d.x, y))
+}
+
+/// [`fit_source`] for a `fit`/`evaluate`/`predict` argument with its optional `steps`.
+pub fn dataset_arg(
+    x: &Value,
+    steps: Option<&Value>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Option<FitSource>> {
+    let steps = steps.map(|v| v.as_int()).transpose()?;
+    fit_source(x, steps.map(|n| n.max(1) as usize), ctx)
 }

@@ -11,6 +11,8 @@
 pub mod config;
 pub mod convert;
 pub mod data;
+pub mod data_dist;
+pub mod data_elem;
 pub mod data_iter;
 pub mod distribute;
 pub mod dtypes;

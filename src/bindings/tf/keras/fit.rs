@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::super::convert::{numpy_value, to_array};
-use super::super::data_iter::{fit_source, is_dataset, validation_pair};
+use super::super::data_iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
 use super::callbacks::{logs_dict, new_history, CallbackList};
@@ -235,8 +235,7 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
         1,
     )?;
     let x = s[0].clone().unwrap_or(Value::None);
-    let steps = given(&s[12]).map(|v| v.as_int()).transpose()?;
-    let ds = fit_source(&x, steps.map(|n| n.max(1) as usize), ctx)?;
+    let ds = dataset_arg(&x, given(&s[12]), ctx)?;
     let (x, y_ds) = ds
         .as_ref()
         .map_or((x.clone(), None), |d| (d.x.clone(), d.y.clone()));
@@ -337,14 +336,7 @@ fn predict(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResu
         1,
     )?;
     let x = s[0].clone().unwrap_or(Value::None);
-    let ds = fit_source(
-        &x,
-        given(&s[3])
-            .map(|v| v.as_int())
-            .transpose()?
-            .map(|n| n.max(1) as usize),
-        ctx,
-    )?;
+    let ds = dataset_arg(&x, given(&s[3]), ctx)?;
     let x = ds.as_ref().map_or(x, |d| d.x.clone());
     let batch = match &ds {
         Some(d) => d.batch,
@@ -394,14 +386,7 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
         1,
     )?;
     let x = s[0].clone().unwrap_or(Value::None);
-    let ds = fit_source(
-        &x,
-        given(&s[5])
-            .map(|v| v.as_int())
-            .transpose()?
-            .map(|n| n.max(1) as usize),
-        ctx,
-    )?;
+    let ds = dataset_arg(&x, given(&s[5]), ctx)?;
     let (x, y) = match &ds {
         Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
         None => (x, s[1].clone().unwrap_or(Value::None)),
