@@ -347,7 +347,7 @@ impl Object for Dataset {
     }
     fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         if name == "element_spec" {
-            return Ok(Some(data_iter::SpecText::value(self.element_spec())));
+            return Ok(Some(self.sample.spec_value(self.batched)));
         }
         Ok(method(this, name))
     }

@@ -131,4 +131,23 @@ impl Elem {
             }
         }
     }
+
+    /// `ds.element_spec` as a value: one `TensorSpec` per array, in this element's nesting.
+    pub fn spec_value(&self, unknown_leading: bool) -> Value {
+        match self {
+            Elem::Leaf(_) => super::data_iter::SpecText::value(self.spec(unknown_leading)),
+            Elem::Tuple(items) => Value::tuple(
+                items
+                    .iter()
+                    .map(|e| e.spec_value(unknown_leading))
+                    .collect(),
+            ),
+            Elem::Dict(pairs) => Value::dict_from(
+                pairs
+                    .iter()
+                    .map(|(k, e)| (k.as_str(), e.spec_value(unknown_leading)))
+                    .collect(),
+            ),
+        }
+    }
 }
