@@ -10,6 +10,10 @@
 
 pub mod config;
 pub mod convert;
+pub mod data;
+pub mod data_dist;
+pub mod data_elem;
+pub mod data_iter;
 pub mod distribute;
 pub mod dtypes;
 pub mod keras;
@@ -92,6 +96,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     )
     .with("__version__", Value::str(API_VERSION))
     .with("config", config::module())
+    .with("data", data::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
     .with("errors", saving::errors_module(ctx))

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::super::convert::{numpy_value, to_array};
+use super::super::data_iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
 use super::callbacks::{logs_dict, new_history, CallbackList};
@@ -253,8 +254,12 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
         1,
     )?;
     let x = s[0].clone().unwrap_or(Value::None);
+    let ds = dataset_arg(&x, given(&s[12]), ctx)?;
+    let (x, y_ds) = ds
+        .as_ref()
+        .map_or((x.clone(), None), |d| (d.x.clone(), d.y.clone()));
     let (xs, xd) = rows(&x, ctx)?;
-    let y = given(&s[1]).ok_or_else(|| {
+    let y = y_ds.as_ref().or(given(&s[1])).ok_or_else(|| {
         PyErr::value_error(
             "fit needs targets: pass y (this kernel does not take datasets of (x, y) here yet)",
         )
@@ -264,17 +269,27 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
     check_fit_scope(ctx, created.as_ref(), compiled.as_ref(), &first_variable(m))?;
-    let batch = given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize;
+    let batch = match &ds {
+        Some(d) => d.batch,
+        None => given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
+    };
     let opts = crate::keras::FitOptions {
         epochs: given(&s[3]).map_or(Ok(1), |v| v.as_int())?.max(0) as usize,
         batch_size: batch,
-        shuffle: given(&s[8]).map_or(Ok(true), |v| v.as_bool_strict())?,
+        shuffle: match &ds {
+            Some(d) => d.shuffle,
+            None => given(&s[8]).map_or(Ok(true), |v| v.as_bool_strict())?,
+        },
         validation_split: given(&s[6]).map_or(Ok(0.0), |v| v.as_float())? as f32,
         initial_epoch: given(&s[11]).map_or(Ok(0), |v| v.as_int())?.max(0) as usize,
         seed: ctx.execution_count(),
         nan_is_error: true,
     };
     let val = match given(&s[7]) {
+        Some(v) if is_dataset(v) => {
+            let (vx, vy) = validation_pair(v, ctx)?;
+            Some((rows(&vx, ctx)?.1, rows(&vy, ctx)?.1))
+        }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
             let (Some(vx), Some(vy)) = (items.first(), items.get(1)) else {
@@ -340,7 +355,12 @@ fn predict(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResu
         1,
     )?;
     let x = s[0].clone().unwrap_or(Value::None);
-    let batch = given(&s[1]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize;
+    let ds = dataset_arg(&x, given(&s[3]), ctx)?;
+    let x = ds.as_ref().map_or(x, |d| d.x.clone());
+    let batch = match &ds {
+        Some(d) => d.batch,
+        None => given(&s[1]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
+    };
     let verbose = verbose_arg(given(&s[2]))?;
     let start = Instant::now();
     let out = m.forward(this, &x, batch, ctx)?;
@@ -382,12 +402,21 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
             "callbacks",
             "return_dict",
         ],
-        2,
+        1,
     )?;
-    let (xs, xd) = rows(s[0].as_ref().unwrap_or(&Value::None), ctx)?;
-    let (_, yd) = rows(s[1].as_ref().unwrap_or(&Value::None), ctx)?;
+    let x = s[0].clone().unwrap_or(Value::None);
+    let ds = dataset_arg(&x, given(&s[5]), ctx)?;
+    let (x, y) = match &ds {
+        Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
+        None => (x, s[1].clone().unwrap_or(Value::None)),
+    };
+    let (xs, xd) = rows(&x, ctx)?;
+    let (_, yd) = rows(&y, ctx)?;
     m.ensure_built(this, &xs, ctx)?;
-    let batch = given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize;
+    let batch = match &ds {
+        Some(d) => d.batch,
+        None => given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
+    };
     let verbose = verbose_arg(given(&s[3]))?;
     let flag = ctx.interrupt_flag();
     let start = Instant::now();
