@@ -23,6 +23,9 @@ use crate::session::{
 
 pub struct Interpreter {
     pub core: Core,
+    /// Runs after every non-silent cell while its output still flows: the plotting
+    /// binding shows the figures a cell left open, as the inline backend does.
+    cell_end: Option<fn(&mut dyn super::object::Ctx)>,
 }
 
 /// A sink that drops everything (completion and inspection run without a cell).
@@ -54,7 +57,13 @@ impl Interpreter {
                 hidden: vec![],
                 sources: Default::default(),
             },
+            cell_end: None,
         }
+    }
+
+    /// Sets the hook that runs at the end of every non-silent cell.
+    pub fn set_cell_end_hook(&mut self, hook: fn(&mut dyn super::object::Ctx)) {
+        self.cell_end = Some(hook);
     }
 
     pub fn execution_count(&self) -> u64 {
@@ -76,8 +85,12 @@ impl Interpreter {
         }
         let count = self.core.count;
         let file = format!("Cell In[{count}]");
+        let cell_end = self.cell_end;
         let mut vm = Vm::new(&mut self.core, sink, file, req.allow_stdin);
         let result = run_cell(&mut vm, &req.code, req.silent);
+        if let (Some(hook), false) = (cell_end, req.silent) {
+            hook(&mut vm);
+        }
         vm.flush();
         let pager = std::mem::take(&mut vm.pager);
         let mut user_expressions = vec![];

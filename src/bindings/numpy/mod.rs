@@ -261,9 +261,10 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
         let r = arr
             .reduce(Reduction::Sum, axes.as_deref(), false, 0.0)
             .map_err(err)?;
-        Ok(match (axes, r.item()) {
-            (None, Ok(v)) => Value::Int(v.as_i64()),
-            _ => array_value(r),
+        // numpy 2 answers a numpy integer (`np.int64(2)`) for the whole array.
+        Ok(match axes {
+            None => convert::wrap(r),
+            Some(_) => array_value(r),
         })
     });
     add("abs", |a, c| unary_fn(UnaryFn::Abs, a, c));
