@@ -92,7 +92,9 @@ fn two_replicas_match_one_replica_on_the_same_global_batch() {
                 r.set_rank(rank, 1);
                 let half = global / 2;
                 let mut stats = StepStats::default();
-                let sync = |buf: &mut DTensor, dev: &dyn Device| reducer.reduce(buf, dev);
+                let sync = |bufs: &mut [DTensor], dev: &dyn Device| {
+                    bufs.iter_mut().try_for_each(|b| reducer.reduce(b, dev))
+                };
                 for s in 0..steps {
                     let start = s * global + rank * half;
                     let xs = &x[start * per..(start + half) * per];

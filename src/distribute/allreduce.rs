@@ -1,7 +1,10 @@
 //! The all-reduce seam: every replica's thread calls [`AllReduce::all_reduce_sum`] with its
 //! own gradient buffer, and each call returns once every buffer holds the element-wise sum
 //! over all replicas. The CPU ring, the NCCL communicator and the single-GPU reduce kernel
-//! implement this one trait, so the training loop never asks which it has.
+//! implement this one trait, so the training loop never asks which it has. A model's
+//! gradient is a list of tensors (one per variable); [`AllReduce::all_reduce_sum_many`]
+//! reduces the list as if it were one buffer laid end to end, which an implementation may do
+//! without copying it into one (the CPU ring does).
 
 use crate::device::{DResult, DTensor, Device};
 
@@ -13,6 +16,35 @@ pub trait AllReduce: Send + Sync {
     /// Sums `buf` across replicas in place. `device` is the calling replica's device, the
     /// one that owns `buf`.
     fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, device: &dyn Device) -> DResult<()>;
+
+    /// Sums every tensor of `bufs` across replicas in place, as one reduction: every replica
+    /// passes the same number of tensors with the same lengths. The default lays them end to
+    /// end in one scratch buffer on `device`, reduces it, and copies the sums back.
+    fn all_reduce_sum_many(
+        &self,
+        rank: usize,
+        bufs: &mut [DTensor],
+        device: &dyn Device,
+    ) -> DResult<()> {
+        if let [one] = bufs {
+            return self.all_reduce_sum(rank, one, device);
+        }
+        let total = bufs.iter().map(DTensor::len).sum::<usize>();
+        let mut flat = device.zeros(&[total])?;
+        let mut off = 0;
+        for b in bufs.iter() {
+            device.copy_range(b, 0, &mut flat, off, b.len())?;
+            off += b.len();
+        }
+        self.all_reduce_sum(rank, &mut flat, device)?;
+        let mut off = 0;
+        for b in bufs.iter_mut() {
+            let n = b.len();
+            device.copy_range(&flat, off, b, 0, n)?;
+            off += n;
+        }
+        Ok(())
+    }
 
     /// A short name for reports (`ring`, `nccl`, `gpu-reduce`).
     fn name(&self) -> &'static str;

@@ -66,11 +66,11 @@ impl ReplicaModel for Replica {
     ) -> Result<BatchSums, BoxError> {
         // The engine's hook is `Fn`; the cell lets it call our `FnMut` (it calls it once).
         let hook = RefCell::new(reduce);
-        let sync = |grad: &mut DTensor, dev: &dyn Device| -> Result<(), DeviceError> {
+        let sync = |grads: &mut [DTensor], dev: &dyn Device| -> Result<(), DeviceError> {
             let mut reduce = hook
                 .try_borrow_mut()
                 .map_err(|_| DeviceError::Unavailable("a re-entrant all-reduce".into()))?;
-            (*reduce)(grad, dev)
+            (*reduce)(grads, dev)
                 .map_err(|e| DeviceError::Unavailable(format!("the all-reduce: {e}")))
         };
         Ok(to_sums(Replica::train_step(

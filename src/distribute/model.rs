@@ -1,5 +1,5 @@
 //! The contract between the distribution layer and a model: what one replica's copy of a
-//! model must do for a training step (forward and backward into one flat gradient buffer,
+//! model must do for a training step (forward and backward into its gradient tensors,
 //! then the optimizer update), for evaluation and for prediction, plus reading and writing
 //! its variables. The Keras engine implements [`ReplicaModel`]; this file only defines it and
 //! the plain data types that cross it (data sets, per-batch sums, history).
@@ -10,8 +10,9 @@ use crate::device::{DTensor, Device};
 /// bindings to downcast.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The all-reduce a training step calls with its flat gradient buffer and its device.
-pub type ReduceHook<'a> = dyn FnMut(&mut DTensor, &dyn Device) -> Result<(), BoxError> + 'a;
+/// The all-reduce a training step calls with its gradient tensors (one per variable, reduced
+/// as one buffer laid end to end) and its device.
+pub type ReduceHook<'a> = dyn FnMut(&mut [DTensor], &dyn Device) -> Result<(), BoxError> + 'a;
 
 /// Additive per-batch results: `values[0]` is the sum of per-example losses and the others
 /// are sums of per-example metric values, so that sums over replicas and batches, divided by
@@ -52,14 +53,14 @@ pub trait ReplicaModel {
     /// Names of the reported values: `loss` first, then each metric (`accuracy`, ...).
     fn metric_names(&self) -> Vec<String>;
 
-    /// Length of the flat gradient buffer (all trainable variables, in order).
+    /// Length of the gradient (all trainable variables, in order, laid end to end).
     fn gradient_len(&self) -> usize;
 
     /// One training step on this replica's share of a global batch: forward pass, loss, and
-    /// backward pass for `rows` examples into one flat gradient buffer, with each example's
+    /// backward pass for `rows` examples into its gradient tensors, with each example's
     /// loss gradient scaled by `1 / global_batch` (so that the all-reduced SUM over replicas
-    /// is the gradient of the global batch's mean loss); then `reduce(gradient, device)`
-    /// exactly once, which returns with the buffer holding the sum over all replicas; then
+    /// is the gradient of the global batch's mean loss); then `reduce(gradients, device)`
+    /// exactly once, which returns with the tensors holding the sums over all replicas; then
     /// the optimizer update of every variable with that summed gradient. `rows` may be 0 (a
     /// short last batch split over many replicas): the gradient is then zero, and `reduce`
     /// and the update still happen, because every replica must take part in both.

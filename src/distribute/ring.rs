@@ -8,7 +8,9 @@
 //! Each chunk's sum is always accumulated in the same order, so the result is deterministic,
 //! and the all-gather copies bits, so every replica ends with bit-identical values. Buffers
 //! that live on a GPU are staged through the host, which keeps this correct (if slow) for
-//! any device. This file implements the fixed [`AllReduce`] seam and knows nothing of models.
+//! any device. A gradient made of several tensors is reduced in place as one buffer laid end
+//! to end (the chunks cut across tensor boundaries), so no replica packs it into one buffer
+//! first. This file implements the fixed [`AllReduce`] seam and knows nothing of models.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -104,10 +106,11 @@ impl Gate {
 pub struct RingAllReduce {
     n: usize,
     gate: Gate,
-    /// Each rank's host buffer for the reduction in progress (published before the first
-    /// barrier; the barrier's lock orders the writes before every read).
-    ptrs: Vec<AtomicPtr<f32>>,
-    lens: Vec<AtomicUsize>,
+    /// Each rank's segment table for the reduction in progress: `(pointer, length)` of every
+    /// host slice it reduces, laid end to end (published before the first barrier; the
+    /// barrier's lock orders the writes before every read).
+    tables: Vec<AtomicPtr<(*mut f32, usize)>>,
+    counts: Vec<AtomicUsize>,
 }
 
 impl RingAllReduce {
@@ -116,10 +119,10 @@ impl RingAllReduce {
         RingAllReduce {
             n,
             gate: Gate::new(n),
-            ptrs: (0..n)
+            tables: (0..n)
                 .map(|_| AtomicPtr::new(std::ptr::null_mut()))
                 .collect(),
-            lens: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            counts: (0..n).map(|_| AtomicUsize::new(0)).collect(),
         }
     }
 
@@ -130,11 +133,28 @@ impl RingAllReduce {
 
     /// The ring on a plain host vector (benchmarks and tests that hold no device tensor).
     pub fn all_reduce_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
-        self.ring_host(rank, data)
+        self.ring_host(rank, &mut [data])
     }
 
-    /// The ring itself on host memory. `data` is this rank's buffer.
-    fn ring_host(&self, rank: usize, data: &mut [f32]) -> DResult<()> {
+    /// The segment table rank `r` published (valid between the first and last barrier).
+    ///
+    /// # Safety
+    /// Only between the first barrier of a reduction and its last one, while rank `r` keeps
+    /// its table alive inside `ring_host`.
+    unsafe fn table(&self, r: usize) -> &[(*mut f32, usize)] {
+        let ptr = self.tables[r].load(Ordering::Relaxed);
+        let count = self.counts[r].load(Ordering::Relaxed);
+        if ptr.is_null() {
+            &[]
+        } else {
+            // SAFETY: the caller guarantees the table is alive (see above).
+            unsafe { std::slice::from_raw_parts(ptr, count) }
+        }
+    }
+
+    /// The ring itself on host memory. `data` is this rank's gradient, a list of slices that
+    /// the ring treats as one buffer laid end to end, so nothing is copied into one first.
+    fn ring_host(&self, rank: usize, data: &mut [&mut [f32]]) -> DResult<()> {
         let n = self.n;
         if n == 1 {
             return Ok(());
@@ -145,44 +165,49 @@ impl RingAllReduce {
                 detail: format!("rank {rank} outside a ring of {n}"),
             });
         }
-        let len = data.len();
-        // From here until the final barrier this rank touches its buffer only through `own`,
-        // and its neighbours read it through the same published pointer.
-        let own = data.as_mut_ptr();
-        self.ptrs[rank].store(own, Ordering::Relaxed);
-        self.lens[rank].store(len, Ordering::Relaxed);
+        // From here until the final barrier this rank touches its slices only through these
+        // pointers, and its neighbours read them through the same published table.
+        let own: Vec<(*mut f32, usize)> =
+            data.iter_mut().map(|s| (s.as_mut_ptr(), s.len())).collect();
+        self.tables[rank].store(own.as_ptr() as *mut _, Ordering::Relaxed);
+        self.counts[rank].store(own.len(), Ordering::Relaxed);
         if !self.gate.wait(true) {
             return Err(aborted());
         }
-        // Every rank sees the same table, so every rank takes the same decision here.
-        if self.lens.iter().any(|l| l.load(Ordering::Relaxed) != len) {
-            let lens: Vec<usize> = self
-                .lens
-                .iter()
-                .map(|l| l.load(Ordering::Relaxed))
-                .collect();
+        // Every rank sees the same tables, so every rank takes the same decision here.
+        // SAFETY: between the first and the last barrier every rank's table is alive.
+        let layouts: Vec<Vec<usize>> = (0..n)
+            .map(|r| unsafe { self.table(r) }.iter().map(|t| t.1).collect())
+            .collect();
+        if layouts.iter().any(|l| *l != layouts[0]) {
             self.gate.wait(false);
             return Err(DeviceError::Shape {
                 op: "all_reduce_sum",
-                detail: format!("replica gradient buffers differ in length: {lens:?}"),
+                detail: format!("replica gradients differ in their tensor lengths: {layouts:?}"),
             });
         }
-        let left = self.ptrs[(rank + n - 1) % n].load(Ordering::Relaxed);
+        let len: usize = layouts[0].iter().sum();
+        // SAFETY: as above.
+        let left = unsafe { self.table((rank + n - 1) % n) };
         // Reduce-scatter: at step s, add the left neighbour's chunk (rank-1-s) into ours. The
         // left neighbour finished that chunk at step s-1 and is writing chunk (rank-2-s) now.
         for s in 0..n - 1 {
             let c = (rank + 2 * n - 1 - s) % n;
             let (lo, hi) = Self::chunk(len, n, c);
-            // SAFETY: both buffers hold `len` elements (checked above); chunk `c` of ours is
-            // written only by us in this step and chunk `c` of the left one is not written by
-            // anyone in this step (see the schedule above); the barrier orders the steps.
-            unsafe {
-                let mine = std::slice::from_raw_parts_mut(own.add(lo), hi - lo);
-                let theirs = std::slice::from_raw_parts(left.add(lo) as *const f32, hi - lo);
-                for (m, t) in mine.iter_mut().zip(theirs) {
-                    *m += *t;
+            for_pieces(&layouts[0], lo, hi, |seg, a, b| {
+                // SAFETY: both tables describe slices of equal lengths (checked above); the
+                // piece of chunk `c` in ours is written only by us in this step and the one
+                // in the left table is not written by anyone in this step (see the schedule
+                // above); the barrier orders the steps.
+                unsafe {
+                    let mine = std::slice::from_raw_parts_mut(own[seg].0.add(a), b - a);
+                    let theirs =
+                        std::slice::from_raw_parts(left[seg].0.add(a) as *const f32, b - a);
+                    for (m, t) in mine.iter_mut().zip(theirs) {
+                        *m += *t;
+                    }
                 }
-            }
+            });
             self.gate.wait(false);
         }
         // All-gather: rank r now owns the finished chunk r+1. At step s, copy chunk (rank-s)
@@ -190,13 +215,35 @@ impl RingAllReduce {
         for s in 0..n - 1 {
             let c = (rank + n - s) % n;
             let (lo, hi) = Self::chunk(len, n, c);
-            // SAFETY: as above; the left neighbour writes chunk (rank-1-s) in this step.
-            unsafe {
-                std::ptr::copy_nonoverlapping(left.add(lo) as *const f32, own.add(lo), hi - lo);
-            }
+            for_pieces(&layouts[0], lo, hi, |seg, a, b| {
+                // SAFETY: as above; the left neighbour writes chunk (rank-1-s) in this step.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        left[seg].0.add(a) as *const f32,
+                        own[seg].0.add(a),
+                        b - a,
+                    );
+                }
+            });
             self.gate.wait(false);
         }
         Ok(())
+    }
+}
+
+/// Calls `f(segment, start, end)` for each piece of the range `lo..hi` of a buffer made of
+/// segments of lengths `lens` laid end to end (start and end are within the segment).
+fn for_pieces(lens: &[usize], lo: usize, hi: usize, mut f: impl FnMut(usize, usize, usize)) {
+    let mut base = 0;
+    for (seg, &len) in lens.iter().enumerate() {
+        let (a, b) = (lo.max(base), hi.min(base + len));
+        if a < b {
+            f(seg, a - base, b - base);
+        }
+        base += len;
+        if base >= hi {
+            break;
+        }
     }
 }
 
@@ -210,21 +257,43 @@ impl AllReduce for RingAllReduce {
     }
 
     fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, device: &dyn Device) -> DResult<()> {
-        match &mut buf.buf {
-            Buffer::Host(v) => self.ring_host(rank, v.as_mut_slice()),
-            Buffer::Cuda(_) => {
-                // A replica that cannot stage its buffer must not leave the others waiting.
-                let mut host = match device.download(buf) {
-                    Ok(h) => h,
-                    Err(e) => {
-                        self.gate.abort();
-                        return Err(e);
-                    }
-                };
-                self.ring_host(rank, &mut host)?;
-                device.write(&host, buf)
+        self.all_reduce_sum_many(rank, std::slice::from_mut(buf), device)
+    }
+
+    fn all_reduce_sum_many(
+        &self,
+        rank: usize,
+        bufs: &mut [DTensor],
+        device: &dyn Device,
+    ) -> DResult<()> {
+        if bufs.iter().all(|b| matches!(b.buf, Buffer::Host(_))) {
+            let mut slices: Vec<&mut [f32]> = bufs
+                .iter_mut()
+                .filter_map(|b| match &mut b.buf {
+                    Buffer::Host(v) => Some(v.as_mut_slice()),
+                    Buffer::Cuda(_) => None,
+                })
+                .collect();
+            return self.ring_host(rank, &mut slices);
+        }
+        // Buffers on a GPU are staged through the host. A replica that cannot stage its
+        // buffers must not leave the others waiting.
+        let mut staged = Vec::with_capacity(bufs.len());
+        for b in bufs.iter() {
+            match device.download(b) {
+                Ok(h) => staged.push(h),
+                Err(e) => {
+                    self.gate.abort();
+                    return Err(e);
+                }
             }
         }
+        let mut slices: Vec<&mut [f32]> = staged.iter_mut().map(Vec::as_mut_slice).collect();
+        self.ring_host(rank, &mut slices)?;
+        for (h, b) in staged.iter().zip(bufs.iter_mut()) {
+            device.write(h, b)?;
+        }
+        Ok(())
     }
 
     fn name(&self) -> &'static str {
@@ -276,7 +345,7 @@ mod tests {
         let pool = ReplicaPool::new(n, |_| Ok::<_, DistributeError>(())).unwrap();
         pool.run(|rank, _| {
             let mut buf = inputs[rank].clone();
-            ring.ring_host(rank, &mut buf).unwrap();
+            ring.all_reduce_host(rank, &mut buf).unwrap();
             buf
         })
         .into_iter()
@@ -310,6 +379,54 @@ mod tests {
     }
 
     #[test]
+    fn a_gradient_of_several_tensors_reduces_as_one_buffer_laid_end_to_end() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for n in 2..=4 {
+            // Segment lengths chosen so that chunk edges fall inside, at and across segments.
+            let lens = [3usize, 0, 17, 1, 40, 6];
+            let total: usize = lens.iter().sum();
+            let inputs: Vec<Vec<f32>> = (0..n)
+                .map(|_| (0..total).map(|_| rng.gen_range(-5.0f32..5.0)).collect())
+                .collect();
+            let ring = RingAllReduce::new(n);
+            let pool = ReplicaPool::new(n, |_| Ok::<_, DistributeError>(())).unwrap();
+            let out = pool.run(|rank, _| {
+                let mut parts: Vec<Vec<f32>> = Vec::new();
+                let mut off = 0;
+                for l in lens {
+                    parts.push(inputs[rank][off..off + l].to_vec());
+                    off += l;
+                }
+                let mut slices: Vec<&mut [f32]> =
+                    parts.iter_mut().map(|p| p.as_mut_slice()).collect();
+                ring.ring_host(rank, &mut slices).unwrap();
+                parts.concat()
+            });
+            let want: Vec<u32> = ring_order_sum(&inputs)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            for got in out {
+                let bits: Vec<u32> = got.unwrap().iter().map(|v| v.to_bits()).collect();
+                assert_eq!(bits, want, "n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn different_tensor_layouts_are_an_error_on_every_rank() {
+        let ring = RingAllReduce::new(2);
+        let pool = ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap();
+        // Equal totals (4) but split differently: not the same gradient.
+        let out = pool.run(|rank, _| {
+            let (mut a, mut b) = (vec![1.0f32; 1 + rank], vec![1.0f32; 3 - rank]);
+            let mut slices: Vec<&mut [f32]> = vec![a.as_mut_slice(), b.as_mut_slice()];
+            ring.ring_host(rank, &mut slices).is_err()
+        });
+        assert!(out.into_iter().all(|r| r.unwrap()));
+    }
+
+    #[test]
     fn is_repeatable_across_many_reductions() {
         let inputs: Vec<Vec<f32>> = (0..3)
             .map(|r| (0..50).map(|i| (i * 7 + r) as f32 * 0.1).collect())
@@ -318,13 +435,13 @@ mod tests {
         let pool = ReplicaPool::new(3, |_| Ok::<_, DistributeError>(())).unwrap();
         let first = pool.run(|rank, _| {
             let mut b = inputs[rank].clone();
-            ring.ring_host(rank, &mut b).unwrap();
+            ring.all_reduce_host(rank, &mut b).unwrap();
             b
         });
         for _ in 0..200 {
             let again = pool.run(|rank, _| {
                 let mut b = inputs[rank].clone();
-                ring.ring_host(rank, &mut b).unwrap();
+                ring.all_reduce_host(rank, &mut b).unwrap();
                 b
             });
             for (a, b) in first.iter().zip(&again) {
@@ -339,7 +456,7 @@ mod tests {
         let pool = ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap();
         let out = pool.run(|rank, _| {
             let mut b = vec![1.0f32; 3 + rank];
-            ring.ring_host(rank, &mut b).is_err()
+            ring.all_reduce_host(rank, &mut b).is_err()
         });
         assert!(out.into_iter().all(|r| r.unwrap()));
     }
@@ -354,7 +471,7 @@ mod tests {
                 return false;
             }
             let mut b = vec![1.0f32; 4];
-            ring.ring_host(rank, &mut b).is_err()
+            ring.all_reduce_host(rank, &mut b).is_err()
         });
         assert_eq!(
             out.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
@@ -363,7 +480,7 @@ mod tests {
         ring.reset();
         let out = pool.run(|rank, _| {
             let mut b = vec![rank as f32; 4];
-            ring.ring_host(rank, &mut b).unwrap();
+            ring.all_reduce_host(rank, &mut b).unwrap();
             b
         });
         for r in out {

@@ -89,12 +89,12 @@ fn replica_step(
     let reduce_error = Cell::new(None::<DeviceError>);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut hook =
-            |grad: &mut DTensor, dev: &dyn Device| -> std::result::Result<(), BoxError> {
+            |grads: &mut [DTensor], dev: &dyn Device| -> std::result::Result<(), BoxError> {
                 if entered.get().is_some() {
                     return Err("the training step called the all-reduce twice".into());
                 }
                 entered.set(Some(Instant::now()));
-                let done = reducer.all_reduce_sum(rank, grad, dev);
+                let done = reducer.all_reduce_sum_many(rank, grads, dev);
                 left.set(Some(Instant::now()));
                 done.map_err(|e| {
                     let text = e.to_string();

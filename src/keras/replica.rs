@@ -1,8 +1,8 @@
 //! One replica of a model: a device, its own copy of every variable, the optimizer slots
 //! and the scratch buffers of a forward and backward pass. `train_step` runs forward, the
 //! per-example loss with gradients scaled by 1/global batch, backward into per-variable
-//! gradients packed into ONE flat buffer, the caller's all-reduce on that buffer, then the
-//! optimizer on every variable. With one replica and no reduction this is single-device
+//! gradients, the caller's all-reduce on those tensors as one reduction (the tensors are not
+//! copied into one buffer first), then the optimizer on every variable. With one replica and no reduction this is single-device
 //! Keras. The layer arithmetic is in `layers.rs`; this file owns state and the step order.
 
 use super::compile::CompileConfig;
@@ -14,8 +14,9 @@ use super::validate::{check_data, check_weight};
 use crate::device::{Activation, DResult, DTensor, Device, LossKind};
 
 /// The all-reduce hook a caller passes to `train_step`: it must leave the element-wise sum
-/// over all replicas in the buffer (the distribute part wraps `AllReduce::all_reduce_sum`).
-pub type GradSync<'a> = &'a dyn Fn(&mut DTensor, &dyn Device) -> DResult<()>;
+/// over all replicas in every gradient tensor (the distribute part wraps
+/// `AllReduce::all_reduce_sum_many`).
+pub type GradSync<'a> = &'a dyn Fn(&mut [DTensor], &dyn Device) -> DResult<()>;
 
 /// What one step measured on this replica's share of the batch. Sums, not means, so the
 /// caller can add replicas together and divide by the global count.
@@ -55,8 +56,6 @@ pub struct Replica {
     compile: Option<CompileConfig>,
     params: Vec<DTensor>,
     grads: Vec<DTensor>,
-    /// The flat gradient buffer the all-reduce sums in one call; allocated on first use.
-    flat: Option<DTensor>,
     slots: Vec<Vec<DTensor>>,
     iterations: u64,
     learning_rate: f32,
@@ -97,7 +96,6 @@ impl Replica {
             compile: None,
             params,
             grads,
-            flat: None,
             slots: vec![],
             iterations: 0,
             learning_rate: 0.0,
@@ -322,7 +320,7 @@ impl Replica {
     }
 
     /// One training step on this replica's `batch` examples of a `global_batch`: forward,
-    /// loss, backward, `sync` on the flat gradient (skipped when `None`), optimizer.
+    /// loss, backward, `sync` on the gradient tensors (skipped when `None`), optimizer.
     pub fn train_step(
         &mut self,
         x: &[f32],
@@ -398,25 +396,8 @@ impl Replica {
     }
 
     fn sync_gradients(&mut self, sync: GradSync<'_>) -> KResult<()> {
-        let dev = self.device.as_ref();
-        if self.flat.is_none() {
-            self.flat = Some(dev.zeros(&[self.plan.param_count()])?);
-        }
-        let Some(flat) = self.flat.as_mut() else {
-            return Ok(());
-        };
-        let mut off = 0;
-        for g in &self.grads {
-            dev.copy_range(g, 0, flat, off, g.len())?;
-            off += g.len();
-        }
-        sync(flat, dev)?;
-        let mut off = 0;
-        for g in self.grads.iter_mut() {
-            let n = g.len();
-            dev.copy_range(flat, off, g, 0, n)?;
-            off += n;
-        }
+        // The gradient tensors are reduced where they are, as one buffer laid end to end.
+        sync(&mut self.grads, self.device.as_ref())?;
         Ok(())
     }
 

@@ -341,7 +341,7 @@ impl ReplicaModel for HostMlp {
             panic!("the test model was told to panic");
         }
         let sums = self.compute_gradients(x, y, rows, global);
-        reduce(&mut self.grad, device)?;
+        reduce(std::slice::from_mut(&mut self.grad), device)?;
         self.apply_gradients()?;
         Ok(sums)
     }
