@@ -50,13 +50,17 @@ fn named_devices(items: &[Value], ctx: &mut dyn Ctx) -> PyResult<Vec<EngineDevic
         texts.push(text);
         wanted.push(dev);
     }
-    if let Some(j) = wanted.iter().position(|d| d.0 != wanted[0].0) {
+    let first_kind = wanted.first().map(|d| d.0);
+    let mixed = wanted
+        .iter()
+        .zip(&texts)
+        .find(|(d, _)| Some(d.0) != first_kind);
+    if let (Some((_, other)), Some(first)) = (mixed, texts.first()) {
         return Err(TfError::Value(format!(
-            "MirroredStrategy cannot mix CPU and GPU devices ({:?} and {:?}): every replica \
-             must compute the same way so that the mirrored variables stay identical.\nHint: \
-             pass only GPUs (tf.config.list_logical_devices('GPU')) or only CPUs \
-             (tf.config.list_logical_devices('CPU')).",
-            texts[0], texts[j]
+            "MirroredStrategy cannot mix CPU and GPU devices ({first:?} and {other:?}): every \
+             replica must compute the same way so that the mirrored variables stay \
+             identical.\nHint: pass only GPUs (tf.config.list_logical_devices('GPU')) or only \
+             CPUs (tf.config.list_logical_devices('CPU'))."
         ))
         .into());
     }
