@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # GPU check for mirror-kernel, for a machine with NVIDIA GPUs (and no other preparation):
-# builds the release binary, runs the GPU tests, runs `mirror-kernel bench train --device gpu`
-# when the CLI has it, runs the device-level GPU benchmark, and, when PyTorch is importable,
-# times the same MLP in PyTorch on the same GPU and reports the ratio. Every step has its own
-# time limit so the whole check stays under five minutes; a failing step is reported and the
-# check moves on. Exit status: 0 when the build and the GPU tests passed, 1 otherwise.
+# builds the release binary and the GPU test binaries, runs the GPU tests (CUDA ops against the
+# CPU device, GPU replicas through MirroredStrategy and keras fit, the mirror invariant, a
+# notebook session on the GPUs, the device errors), runs `mirror-kernel bench train --device
+# gpu` (the device layer, then keras fit on MirroredStrategy as a notebook trains), runs the
+# device-level GPU benchmark, and, when PyTorch is importable, times the same MLP in PyTorch on
+# the same GPU and reports the ratio. Every step has its own time limit, cut to what is left of
+# a 290-second budget, so the whole check stays under five minutes; a failing step is reported
+# and the check moves on. Exit status: 0 when the build and the GPU tests passed, 1 otherwise.
 #
 # Usage:
 #   scripts/gpu-check.sh REPORT_DIR
@@ -18,7 +21,8 @@
 #       and ./gpu-bin exists).
 
 set -u
-test_names=(cuda_detect cuda_kernels cuda_hostreduce cuda_ops cuda_ops_nn cuda_replicas cuda_bench)
+test_names=(cuda_detect cuda_kernels cuda_hostreduce cuda_ops cuda_ops_nn cuda_replicas cuda_strategy
+    cuda_notebook tf_devices cuda_bench)
 
 if [ "${1:-}" = "--prepare" ]; then
     dest=${2:?usage: $0 --prepare BIN_DIR [PROFILE]}
@@ -65,6 +69,14 @@ summary="$report/summary.txt"
 say() { echo "$*" | tee -a "$summary"; }
 began=$(date +%s)
 elapsed() { echo $(( $(date +%s) - began ))s; }
+# The smaller of a step's own limit and what is left of the whole check's budget (at least 1).
+budget=290
+limit() {
+    local left=$(( budget - ($(date +%s) - began) ))
+    [ "$left" -lt "$1" ] && set -- "$left"
+    [ "$1" -lt 1 ] && set -- 1
+    echo "$1"
+}
 status=0
 
 say "mirror-kernel GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -94,7 +106,8 @@ elif ! command -v cargo > /dev/null; then
     say "build: impossible: no cargo here and no prepared binaries (see --prepare)"
     say "total: $(elapsed)"
     exit 1
-elif timeout 200 cargo build --release > "$report/build.log" 2>&1; then
+elif timeout "$(limit 200)" bash -c 'cargo build --release && cargo test --release --no-run '"$(printf -- '--test %s ' "${test_names[@]}")" \
+        > "$report/build.log" 2>&1; then
     bin=target/release/mirror-kernel
     say "build: ok ($(elapsed))"
 else
@@ -122,7 +135,7 @@ run_tests() {
 # 3. GPU tests (each skips with one line when its hardware is missing; those lines are kept).
 gpu_tests=()
 for t in "${test_names[@]}"; do [ "$t" = cuda_bench ] || gpu_tests+=("$t"); done
-if timeout 120 bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests ${gpu_tests[*]}" \
+if timeout "$(limit 100)" bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests ${gpu_tests[*]}" \
     > "$report/gpu-tests.log" 2>&1; then
     passed=$(grep -o 'test result: ok\. [0-9]* passed' "$report/gpu-tests.log" | awk '{s += $4} END {print s + 0}')
     say "GPU tests: ok ($passed passed, $(elapsed))"
@@ -138,8 +151,8 @@ if [ "$skips" -gt 0 ]; then
     grep -o 'skipped: .*' "$report/gpu-tests.log" | sort | uniq -c | tee -a "$summary"
 fi
 
-# 4. The CLI benchmark, once the integrator has wired it.
-if timeout 90 "$bin" bench train --device gpu > "$report/bench-cli.txt" 2>&1 \
+# 4. The CLI benchmark: the device layer, then keras fit on MirroredStrategy's GPU replicas.
+if timeout "$(limit 60)" "$bin" bench train --device gpu > "$report/bench-cli.txt" 2>&1 \
     && [ -s "$report/bench-cli.txt" ]; then
     say "bench CLI (mirror-kernel bench train --device gpu):"
     tail -n 20 "$report/bench-cli.txt" | tee -a "$summary"
@@ -148,7 +161,7 @@ else
 fi
 
 # 5. The device-level benchmark (Dense 784-128 relu-10, Adam, batch 128, 60,000 samples).
-if MIRROR_GPU_BENCH=1 timeout 90 bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests cuda_bench" \
+if MIRROR_GPU_BENCH=1 timeout "$(limit 40)" bash -c "$(declare -f run_tests); prebuilt='$prebuilt'; run_tests cuda_bench" \
     > "$report/bench-device.txt" 2>&1; then
     if grep -qE '^(bench|allreduce) ' "$report/bench-device.txt"; then
         grep -E '^(bench|allreduce) ' "$report/bench-device.txt" | tee -a "$summary"
@@ -161,8 +174,8 @@ fi
 ours=$(grep -m1 '^bench replicas=1 ' "$report/bench-device.txt" | sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p')
 
 # 6. PyTorch on the same GPU, same model, same batch, same data size, loss read every step.
-if timeout 20 python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
-    timeout 90 python3 - > "$report/torch.txt" 2>&1 << 'PY'
+if timeout "$(limit 20)" python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
+    timeout "$(limit 40)" python3 - > "$report/torch.txt" 2>&1 << 'PY'
 import time
 import torch
 

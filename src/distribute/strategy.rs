@@ -4,7 +4,9 @@
 //! statistics of the last fit. Logical devices follow `tf.config.set_logical_device_configuration`:
 //! one physical CPU may be split into N logical CPU devices, and `MIRROR_LOGICAL_CPUS` sets
 //! the default for a classroom. Devices are made by a [`DeviceFactory`], so CPU replicas and
-//! GPU replicas (from `device::cuda`) plug in the same way. The training loop itself is in
+//! GPU replicas (from `device::cuda`) plug in the same way; [`MirroredStrategy::for_devices`]
+//! picks the factory and the all-reduce from the devices' kind, asking `device::cuda` for
+//! GPU replicas through its small seam (no cudarc type is named here). The training loop itself is in
 //! `train.rs`; this file never imports the language, the bindings or the protocol.
 
 use std::collections::HashMap;
@@ -133,6 +135,50 @@ pub fn cpu_factory() -> DeviceFactory {
     })
 }
 
+/// The factory `MirroredStrategy` uses: a `CpuDevice` for a CPU spec, a CUDA device (logical
+/// GPU `index` on physical GPU `physical`) for a GPU spec. It runs on the replica's own
+/// thread, so a GPU replica's context, stream and cuBLAS handle belong to that thread.
+pub fn device_factory() -> DeviceFactory {
+    Arc::new(|spec: &DeviceSpec| match spec.kind {
+        DeviceKind::Cpu => {
+            Ok(Box::new(crate::device::cpu::CpuDevice::new(spec.index)) as Box<dyn Device>)
+        }
+        DeviceKind::Gpu => crate::device::cuda::replica_device(spec),
+    })
+}
+
+/// Refuses a device list that mixes CPUs and GPUs: their arithmetic differs in the last
+/// bits, so the mirrored copies could not stay bit-identical after an update.
+pub fn check_one_kind(devices: &[DeviceSpec]) -> Result<()> {
+    let Some(first) = devices.first() else {
+        return Err(DistributeError::NoReplicas);
+    };
+    match devices.iter().find(|d| d.kind != first.kind) {
+        None => Ok(()),
+        Some(other) => Err(DistributeError::InvalidInput(format!(
+            "MirroredStrategy cannot mix CPU and GPU devices ({} and {}): every replica must \
+             compute the same way so that the mirrored copies stay identical. Use only GPUs \
+             or only CPUs",
+            first.short_name(),
+            other.short_name()
+        ))),
+    }
+}
+
+/// The all-reduce that fits a device list, with a one-line note for the user when it is a
+/// slower fallback: the CPU ring for CPU replicas; for GPU replicas the choice of
+/// `device::cuda` (NCCL with one replica per GPU, the own reduce kernel for logical GPUs on
+/// one GPU, host staging when NCCL is missing). A mixed list is refused.
+pub fn all_reduce_for(devices: &[DeviceSpec]) -> Result<(Arc<dyn AllReduce>, Option<String>)> {
+    check_one_kind(devices)?;
+    if devices.iter().all(|d| d.kind == DeviceKind::Cpu) {
+        return Ok((Arc::new(RingAllReduce::new(devices.len())), None));
+    }
+    let choice = crate::device::cuda::gpu_all_reduce_for(devices)
+        .map_err(|source| DistributeError::Device { rank: 0, source })?;
+    Ok((choice.reducer, choice.note))
+}
+
 /// Identifies a model built under a strategy (its copies live on every replica).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ModelId(pub u64);
@@ -162,11 +208,23 @@ pub struct MirroredStrategy {
     pub(crate) reducer: Arc<dyn AllReduce>,
     /// Kept so that models can make further devices on their replica's thread.
     factory: DeviceFactory,
+    /// Why the all-reduce is a slower fallback, when it is one (shown once to the user).
+    note: Option<String>,
     next_model: AtomicU64,
     pub(crate) last_stats: Mutex<Option<FitStats>>,
 }
 
 impl MirroredStrategy {
+    /// `MirroredStrategy(devices)`: each replica's device made by [`device_factory`] on its
+    /// own thread, and the all-reduce chosen by [`all_reduce_for`]. CPU and GPU devices may
+    /// not be mixed.
+    pub fn for_devices(devices: Vec<DeviceSpec>) -> Result<Self> {
+        let (reducer, note) = all_reduce_for(&devices)?;
+        let mut strategy = Self::with_all_reduce(devices, device_factory(), reducer)?;
+        strategy.note = note;
+        Ok(strategy)
+    }
+
     /// A strategy over `devices` with the CPU ring all-reduce.
     pub fn new(devices: Vec<DeviceSpec>, factory: DeviceFactory) -> Result<Self> {
         let ring: Arc<dyn AllReduce> = Arc::new(RingAllReduce::new(devices.len()));
@@ -209,6 +267,7 @@ impl MirroredStrategy {
             pool,
             reducer,
             factory,
+            note: None,
             next_model: AtomicU64::new(1),
             last_stats: Mutex::new(None),
         })
@@ -229,7 +288,12 @@ impl MirroredStrategy {
         self.factory.clone()
     }
 
-    /// The all-reduce's short name (`ring`, `nccl`).
+    /// Why the all-reduce is a slower fallback (NCCL missing, GPUs shared unevenly), if so.
+    pub fn all_reduce_note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    /// The all-reduce's short name (`ring`, `nccl`, `gpu-reduce`, `host-staged`, `none`).
     pub fn all_reduce_name(&self) -> &'static str {
         self.reducer.name()
     }

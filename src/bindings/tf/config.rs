@@ -64,19 +64,38 @@ pub fn initialize(ctx: &mut dyn Ctx) {
 /// The logical devices as `(device_type, index)`, GPUs after CPUs as TF lists them.
 /// Starts the runtime, as listing logical devices does in TF.
 pub fn logical_devices(ctx: &mut dyn Ctx) -> Vec<(&'static str, usize)> {
+    engine_devices(ctx)
+        .iter()
+        .map(|d| (d.kind.as_str(), d.index))
+        .collect()
+}
+
+/// The logical devices as the engine needs them: kind, TF's logical index and the physical
+/// device each is carved from (logical GPUs 0 and 1 may both live on physical GPU 0; a GPU
+/// hidden by `set_visible_devices` is skipped but keeps its CUDA ordinal for the others).
+/// Starts the runtime, as listing logical devices does in TF.
+pub fn engine_devices(ctx: &mut dyn Ctx) -> Vec<EngineDevice> {
     initialize(ctx);
     let gpus = physical_gpu_names().len();
     let st = &ctx.state().get::<TfState>().devices;
-    let mut out: Vec<(&'static str, usize)> = (0..st.cpu_count()).map(|i| ("CPU", i)).collect();
+    let mut out: Vec<EngineDevice> = (0..st.cpu_count()).map(EngineDevice::cpu).collect();
     let mut next_gpu = 0;
     for g in (0..gpus).filter(|g| !st.hidden_gpus.contains(g)) {
         let n = st.gpu_split.get(&g).map_or(1, |v| v.len().max(1));
         for _ in 0..n {
-            out.push(("GPU", next_gpu));
+            out.push(EngineDevice::gpu(next_gpu, g));
             next_gpu += 1;
         }
     }
     out
+}
+
+/// The engine's description of one logical device.
+pub use crate::distribute::strategy::DeviceSpec as EngineDevice;
+
+/// How many physical GPUs this process sees (for error messages).
+pub fn physical_gpu_count() -> usize {
+    physical_gpu_names().len()
 }
 
 /// A `PhysicalDevice` or `LogicalDevice` (TF's namedtuples).

@@ -53,6 +53,9 @@ pub struct Strategy {
     pub kind: StrategyKind,
     /// Logical devices as `(device_type, index)`, one per replica.
     pub devices: Vec<(&'static str, usize)>,
+    /// The same devices as the engine makes replicas on (with the physical GPU each
+    /// logical GPU is carved from), fixed when the strategy is made.
+    pub engine: Vec<crate::distribute::DeviceSpec>,
     /// The cross-device reduction the user asked for (`NcclAllReduce`, ...), for display.
     pub cross_device_ops: Option<String>,
     /// The engine's replicas, made when the first model is built under this strategy
@@ -66,6 +69,21 @@ pub fn full_device_name(device_type: &str, index: usize) -> String {
 }
 
 impl Strategy {
+    /// A strategy over `engine` devices (its replicas start when the first model is built).
+    pub fn new(
+        kind: StrategyKind,
+        engine: Vec<crate::distribute::DeviceSpec>,
+        cross_device_ops: Option<String>,
+    ) -> Strategy {
+        Strategy {
+            kind,
+            devices: engine.iter().map(|d| (d.kind.as_str(), d.index)).collect(),
+            engine,
+            cross_device_ops,
+            core: RefCell::new(None),
+        }
+    }
+
     pub fn num_replicas(&self) -> usize {
         self.devices.len().max(1)
     }
@@ -195,12 +213,11 @@ pub fn current_or_default(ctx: &mut dyn Ctx) -> Value {
     let st = &mut ctx.state().get::<TfState>().dist;
     st.default
         .get_or_insert_with(|| {
-            Value::native(Strategy {
-                kind: StrategyKind::Default,
-                devices: vec![("CPU", 0)],
-                cross_device_ops: None,
-                core: RefCell::new(None),
-            })
+            Value::native(Strategy::new(
+                StrategyKind::Default,
+                vec![crate::distribute::DeviceSpec::cpu(0)],
+                None,
+            ))
         })
         .clone()
 }

@@ -5,15 +5,15 @@
 //! to the strategy to use instead. Also the module-level functions (`get_strategy`, ...).
 
 use std::any::Any;
-use std::cell::RefCell;
 
-use super::config::logical_devices;
+use super::config::{engine_devices, EngineDevice};
 use super::distribute::{
     current_or_default, devices_tuple_text, full_device_name, replica_context, Strategy,
     StrategyKind,
 };
 use super::values::ReduceOpEnum;
 use super::{address_of, given, print_line, TfError, TfState};
+use crate::distribute::DeviceKind;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 
 /// A device string as users write it (`/cpu:0`, `GPU:1`, `/device:CPU:0`, or TF's full
@@ -30,25 +30,47 @@ pub fn parse_device(s: &str) -> Option<(&'static str, usize)> {
     Some((ty, idx.parse().ok()?))
 }
 
-/// The devices a strategy asked for by name, checked against the logical devices.
-fn named_devices(items: &[Value], ctx: &mut dyn Ctx) -> PyResult<Vec<(&'static str, usize)>> {
-    let available = logical_devices(ctx);
-    let mut out: Vec<(&'static str, usize)> = vec![];
+/// The devices a strategy asked for by name, checked against the logical devices: names
+/// that are not devices, a CPU mixed with a GPU, duplicates and devices that do not exist
+/// are `ValueError`s with a hint.
+fn named_devices(items: &[Value], ctx: &mut dyn Ctx) -> PyResult<Vec<EngineDevice>> {
+    let mut texts = Vec::with_capacity(items.len());
+    let mut wanted: Vec<(&'static str, usize)> = vec![];
     for item in items {
         let text = match item {
             Value::Str(s) => s.to_string(),
             other => ctx.getattr(other, "name")?.as_str()?.to_string(),
         };
-        let dev = parse_device(&text)
-            .filter(|d| available.contains(d))
-            .ok_or_else(|| {
-                TfError::Value(format!(
-                    "Device {text:?} is not a logical device of this kernel.\nHint: \
-                 tf.config.list_logical_devices() lists them; split the CPU with \
-                 tf.config.set_logical_device_configuration to get more."
-                ))
-            })?;
-        if out.contains(&dev) {
+        let dev = parse_device(&text).ok_or_else(|| {
+            TfError::Value(format!(
+                "Device {text:?} is not a device name TensorFlow understands.\nHint: write \
+                 devices as '/gpu:0' or '/cpu:0'; tf.config.list_logical_devices() lists them."
+            ))
+        })?;
+        texts.push(text);
+        wanted.push(dev);
+    }
+    let first_kind = wanted.first().map(|d| d.0);
+    let mixed = wanted
+        .iter()
+        .zip(&texts)
+        .find(|(d, _)| Some(d.0) != first_kind);
+    if let (Some((_, other)), Some(first)) = (mixed, texts.first()) {
+        return Err(TfError::Value(format!(
+            "MirroredStrategy cannot mix CPU and GPU devices ({first:?} and {other:?}): every \
+             replica must compute the same way so that the mirrored variables stay \
+             identical.\nHint: pass only GPUs (tf.config.list_logical_devices('GPU')) or only \
+             CPUs (tf.config.list_logical_devices('CPU'))."
+        ))
+        .into());
+    }
+    let available = engine_devices(ctx);
+    let mut out: Vec<EngineDevice> = vec![];
+    for (text, (ty, index)) in texts.iter().zip(&wanted) {
+        if out
+            .iter()
+            .any(|d| d.kind.as_str() == *ty && d.index == *index)
+        {
             let shown: Vec<String> = items.iter().map(|v| ctx.repr(v)).collect::<PyResult<_>>()?;
             return Err(TfError::Value(format!(
                 "No duplicates allowed in `devices` argument: [{}]",
@@ -56,30 +78,68 @@ fn named_devices(items: &[Value], ctx: &mut dyn Ctx) -> PyResult<Vec<(&'static s
             ))
             .into());
         }
-        out.push(dev);
+        match available
+            .iter()
+            .find(|d| d.kind.as_str() == *ty && d.index == *index)
+        {
+            Some(d) => out.push(d.clone()),
+            None => return Err(missing_device(text, ty, &available).into()),
+        }
     }
     Ok(out)
 }
 
+/// The error for a device name that parses but names no logical device of this kernel.
+fn missing_device(text: &str, ty: &str, available: &[EngineDevice]) -> TfError {
+    let same: Vec<String> = available
+        .iter()
+        .filter(|d| d.kind.as_str() == ty)
+        .map(|d| format!("'/{}'", d.short_name().to_lowercase()))
+        .collect();
+    let listed = if same.is_empty() {
+        "none".to_string()
+    } else {
+        same.join(", ")
+    };
+    if ty == "GPU" {
+        let physical = super::config::physical_gpu_count();
+        TfError::Value(format!(
+            "Device {text:?} does not exist: this machine has {physical} GPU{} (logical GPU \
+             devices: {listed}).\nHint: tf.config.list_physical_devices('GPU') lists the GPUs \
+             that exist and tf.config.list_logical_devices('GPU') the devices a strategy can \
+             use; MirroredStrategy() without `devices` takes every GPU, or the CPU when there \
+             is none.",
+            if physical == 1 { "" } else { "s" }
+        ))
+    } else {
+        TfError::Value(format!(
+            "Device {text:?} does not exist (logical CPU devices: {listed}).\nHint: \
+             tf.config.list_logical_devices('CPU') lists them; split the CPU with \
+             tf.config.set_logical_device_configuration to get more."
+        ))
+    }
+}
+
 /// Every GPU when there is one, else every logical CPU: the devices a default
 /// `MirroredStrategy()` mirrors over.
-fn default_devices(ctx: &mut dyn Ctx) -> Vec<(&'static str, usize)> {
-    let all = logical_devices(ctx);
-    let gpus: Vec<_> = all.iter().copied().filter(|d| d.0 == "GPU").collect();
+fn default_devices(ctx: &mut dyn Ctx) -> Vec<EngineDevice> {
+    let all = engine_devices(ctx);
+    let gpus: Vec<EngineDevice> = all
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Gpu)
+        .cloned()
+        .collect();
     if gpus.is_empty() {
-        all.into_iter().filter(|d| d.0 == "CPU").collect()
+        all.into_iter()
+            .filter(|d| d.kind == DeviceKind::Cpu)
+            .collect()
     } else {
         gpus
     }
 }
 
-fn make(kind: StrategyKind, devices: Vec<(&'static str, usize)>, ops: Option<String>) -> Value {
-    Value::native(Strategy {
-        kind,
-        devices,
-        cross_device_ops: ops,
-        core: RefCell::new(None),
-    })
+fn make(kind: StrategyKind, engine: Vec<EngineDevice>, ops: Option<String>) -> Value {
+    Value::native(Strategy::new(kind, engine, ops))
 }
 
 fn cross_ops_name(slot: &Option<Value>) -> PyResult<Option<String>> {
@@ -115,7 +175,7 @@ fn mirrored(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let ops = cross_ops_name(&s[1])?;
     let names: Vec<String> = devices
         .iter()
-        .map(|(t, i)| full_device_name(t, *i))
+        .map(|d| full_device_name(d.kind.as_str(), d.index))
         .collect();
     print_line(
         ctx,
@@ -166,7 +226,7 @@ fn multi_worker(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let devices = default_devices(ctx);
     let local: Vec<String> = devices
         .iter()
-        .map(|(t, i)| format!("/device:{t}:{i}"))
+        .map(|d| format!("/device:{}", d.short_name()))
         .collect();
     print_line(
         ctx,

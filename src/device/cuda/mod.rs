@@ -13,6 +13,9 @@
 //! - `nccl.rs`: NCCL loaded by full path; `allreduce.rs`: the GPU implementations of
 //!   [`AllReduce`](crate::distribute::allreduce::AllReduce) (NCCL across GPUs, an own kernel
 //!   for several replicas on one GPU, a host-staged fallback).
+//! - `replicas.rs`: the seam the strategy calls: [`replica_device`] (a GPU replica's device,
+//!   made on its own thread) and [`gpu_all_reduce_for`] (the all-reduce for a list of GPU
+//!   replicas, by how they sit on the physical GPUs).
 //! - `bench.rs`: the GPU part of `mirror-kernel bench`.
 //!
 //! Every replica owns one [`CudaDevice`]: its own context handle and stream, so buffers stay
@@ -30,12 +33,14 @@ mod libsearch;
 mod load;
 mod nccl;
 mod ops;
+mod replicas;
 
 pub use allreduce::{gpu_all_reduce, nccl_unique_id, nccl_version, LocalGpuReduce, NcclAllReduce};
 pub use detect::{gpu_count, gpu_names, gpus, libraries_present, physical_device_name, GpuInfo};
 pub use device::CudaDevice;
 pub use hostreduce::HostStagedReduce;
 pub use load::{kernels_cubin, kernels_ptx};
+pub use replicas::{gpu_all_reduce_for, replica_device, GpuReduceChoice};
 
 use cudarc::driver::{result, CudaContext, CudaSlice};
 

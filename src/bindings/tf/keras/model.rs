@@ -145,7 +145,7 @@ impl ModelObj {
         let strategy = self.scope_at_creation.clone();
         let engine = match strategy.as_ref().and_then(|s| s.downcast::<Strategy>()) {
             Some(s) => {
-                let core = super::models::strategy_core(s)?;
+                let core = super::models::strategy_core(s, ctx)?;
                 let t = MirroredTrainer::new(
                     core,
                     &cfg,

@@ -10,29 +10,47 @@ use super::super::given;
 use super::layers::{KerasTensor, LayerObj};
 use super::model::ModelObj;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
+use crate::session::{Output, StreamName};
 
-/// The engine strategy behind a strategy object, made on first use.
-pub fn strategy_core(s: &Strategy) -> PyResult<Arc<crate::distribute::MirroredStrategy>> {
+/// The engine strategy behind a strategy object, made on first use: one replica thread per
+/// device, each making its own `CpuDevice` or CUDA device, and the all-reduce that fits the
+/// devices (CPU ring, NCCL, the one-GPU reduce kernel, or host staging, whose one-line note
+/// is shown on the cell's stderr as TensorFlow shows its warnings).
+pub fn strategy_core(
+    s: &Strategy,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Arc<crate::distribute::MirroredStrategy>> {
     if let Some(c) = s.core.borrow().as_ref() {
         return Ok(c.clone());
     }
-    let specs: Vec<crate::distribute::DeviceSpec> = s
-        .devices
-        .iter()
-        .map(|(t, i)| {
-            if *t == "GPU" {
-                crate::distribute::DeviceSpec::gpu(*i, *i)
-            } else {
-                crate::distribute::DeviceSpec::cpu(*i)
-            }
-        })
-        .collect();
-    let core =
-        crate::distribute::MirroredStrategy::new(specs, crate::distribute::strategy::cpu_factory())
-            .map_err(|e| PyErr::runtime_error(e.to_string()))?;
+    let core = crate::distribute::MirroredStrategy::for_devices(s.engine.clone())
+        .map_err(|e| strategy_error(e, s))?;
+    if let Some(note) = core.all_reduce_note() {
+        ctx.emit(Output::Stream {
+            name: StreamName::Stderr,
+            text: format!("{note}\n"),
+        });
+    }
     let core = Arc::new(core);
     *s.core.borrow_mut() = Some(core.clone());
     Ok(core)
+}
+
+/// A failure to start the replicas as a Python error: a bad device list is a `ValueError`,
+/// a device that would not open (no driver, out of memory) a `RuntimeError`, both with a hint.
+fn strategy_error(e: crate::distribute::DistributeError, s: &Strategy) -> PyErr {
+    use crate::distribute::DistributeError as D;
+    let devices = s.worker_devices().join(", ");
+    match e {
+        D::InvalidInput(text) => PyErr::value_error(format!(
+            "{text}\nHint: tf.config.list_logical_devices() lists the devices a strategy can use."
+        )),
+        other => PyErr::runtime_error(format!(
+            "could not start the replicas on {devices}: {other}\nHint: \
+             tf.config.list_physical_devices('GPU') lists the GPUs this kernel can open; check \
+             `nvidia-smi`, or use the CPU with tf.distribute.MirroredStrategy(['/cpu:0'])."
+        )),
+    }
 }
 
 pub(crate) fn strip_batch(v: &Value) -> Value {
