@@ -183,35 +183,72 @@ impl AllReduce for NcclAllReduce {
         self.comms.len()
     }
 
-    fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, _device: &dyn Device) -> DResult<()> {
+    fn all_reduce_sum(&self, rank: usize, buf: &mut DTensor, device: &dyn Device) -> DResult<()> {
+        self.all_reduce_sum_many(rank, std::slice::from_mut(buf), device)
+    }
+
+    /// Every gradient tensor is reduced in place by its own NCCL call, and the calls are
+    /// grouped so that NCCL runs them as one operation (no packing into one buffer).
+    fn all_reduce_sum_many(
+        &self,
+        rank: usize,
+        bufs: &mut [DTensor],
+        _device: &dyn Device,
+    ) -> DResult<()> {
         check_rank(rank, self.comms.len())?;
-        let b = cuda_buf(buf).map_err(DeviceError::Cuda)?;
-        if b.slice.ordinal() != self.ordinals[rank] {
-            return Err(DeviceError::WrongDevice(
-                "a buffer on another GPU than its replica's",
-            ));
+        let mut parts = Vec::with_capacity(bufs.len());
+        for buf in bufs.iter() {
+            let b = cuda_buf(buf).map_err(DeviceError::Cuda)?;
+            if b.slice.ordinal() != self.ordinals[rank] {
+                return Err(DeviceError::WrongDevice(
+                    "a buffer on another GPU than its replica's",
+                ));
+            }
+            if b.len > 0 {
+                parts.push(b);
+            }
         }
-        if b.len == 0 {
+        let Some(first) = parts.first() else {
             return Ok(());
-        }
-        let stream: &Arc<CudaStream> = b.slice.stream();
+        };
+        let stream: &Arc<CudaStream> = first.slice.stream();
         stream
             .context()
             .bind_to_thread()
             .map_err(|e| DeviceError::Cuda(e.to_string()))?;
-        let (ptr, _guard) = b.slice.device_ptr(stream);
         let guard = lock(&self.comms[rank]);
         let Some(comm) = guard.as_ref() else {
             return Err(aborted());
         };
-        // SAFETY: `ptr` addresses `b.len` f32 on this rank's GPU, owned by `buf`, which the
-        // caller keeps alive; the operation is ordered on the buffer's own stream, which frees
-        // memory only in stream order.
-        unsafe {
-            self.api
-                .all_reduce_in_place(comm, ptr, b.len, stream.cu_stream() as *mut _)
+        self.api.group_start().map_err(DeviceError::Cuda)?;
+        let mut outcome = Ok(());
+        // The guards record each buffer's use when dropped: keep them until the group has
+        // been launched at `group_end`.
+        let mut guards = Vec::with_capacity(parts.len());
+        for b in &parts {
+            let (ptr, sync) = b.slice.device_ptr(b.slice.stream());
+            guards.push(sync);
+            // SAFETY: `ptr` addresses `b.len` f32 on this rank's GPU, owned by a tensor the
+            // caller keeps alive; the operation is ordered on the buffer's own stream, which
+            // frees memory only in stream order.
+            let r = unsafe {
+                self.api.all_reduce_in_place(
+                    comm,
+                    ptr,
+                    b.len,
+                    b.slice.stream().cu_stream() as *mut _,
+                )
+            };
+            if let Err(e) = r {
+                outcome = Err(DeviceError::Cuda(e));
+                break;
+            }
         }
-        .map_err(DeviceError::Cuda)
+        // The group is always closed, even after a failed call, so NCCL's per-thread group
+        // state stays balanced.
+        let closed = self.api.group_end().map_err(DeviceError::Cuda);
+        drop(guards);
+        outcome.and(closed)
     }
 
     fn name(&self) -> &'static str {
