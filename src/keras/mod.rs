@@ -45,7 +45,7 @@ pub use checkpoint::ModelCheckpoint;
 pub use compile::{CompileConfig, Metric, OptKind, OptimizerConfig};
 pub use config::{Act, Init, LayerKind, LayerSpec, ModelConfig, NameScope, Padding, Plan, VarSpec};
 pub use error::{KResult, KerasError};
-pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs};
+pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
 pub use init::{initial_weights, HostArray};
 pub use replica::{GradSync, OptimizerState, Replica, StepStats};
 pub use saving::{load_model, load_weights, save_model, save_weights, SavedModel};
