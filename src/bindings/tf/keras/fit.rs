@@ -330,6 +330,9 @@ pub fn model_method(this: &Value, name: &str) -> PyResult<Option<Value>> {
         "save" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, false)),
         "save_weights" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, true)),
         "load_weights" => bound::<ModelObj>(this, name, |m, _, a, _| load_weights(m, a)),
+        "loss" => this
+            .downcast::<ModelObj>()
+            .map_or(Value::None, |m| m.loss_arg.borrow().clone()),
         _ => return Ok(None),
     }))
 }
