@@ -170,7 +170,7 @@ impl<'a> Machine<'a> {
     }
 
     fn set_items(&mut self, items: Vec<Obj>) -> Result<(), String> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err("SETITEMS with an odd number of values".into());
         }
         let Obj::Dict(d) = self.top()? else {
