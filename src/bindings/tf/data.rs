@@ -406,6 +406,10 @@ impl Object for Dataset {
     fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         DatasetIter::value(this, true)
     }
+    /// Every stage is a `DatasetV2`, TF's class behind `tf.data.Dataset`.
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.class_name().into(), "DatasetV2".into()]
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
