@@ -188,7 +188,7 @@ fn checkpoints_early_stopping_and_schedules_work_together() {
         epochs: 10,
         batch_size: 8,
         shuffle: false,
-        nan_is_error: false,
+        on_nan: mirror_kernel::keras::OnNaN::Continue,
         ..FitOptions::default()
     };
     let mut cbs: Vec<&mut dyn Callback> = vec![&mut sched, &mut es, &mut ck];

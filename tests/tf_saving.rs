@@ -223,11 +223,40 @@ print(a.shape, a.dtype, b.tolist(), c.shape, d.tolist(), int(a[2, 3, 3]))\n\
 (a, b), (c, d) = tf.keras.datasets.fashion_mnist.load_data()\n\
 print(a.shape, a.dtype, a[1].tolist(), b.tolist(), c[0].tolist(), d.tolist())\n",
     );
+    // CIFAR-10 in Keras 3's layout, from the batches the fixture script pickled; the pixel
+    // printed is checked against what Keras made of the same files (reference.npz).
+    let cifar = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine/cifar");
+    let target = data.join("cifar-10-batches-py-target/cifar-10-batches-py");
+    std::fs::create_dir_all(&target).expect("dir");
+    for e in std::fs::read_dir(cifar.join("extracted/cifar-10-batches-py")).expect("fixture") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), target.join(e.file_name())).expect("copy");
+    }
+    let cifar_out = ok(
+        &s,
+        "(a, b), (c, d) = tf.keras.datasets.cifar10.load_data()\n\
+print(a.shape, a.dtype, b.shape, b.dtype, c.shape, d.shape, int(a[5, 31, 2, 1]), int(d[1, 0]))\n",
+    );
     std::env::remove_var("KERAS_HOME");
     assert_eq!(
         out,
         "(3, 4, 4) uint8 [5, 0, 4] (2, 4, 4) [7, 2] 47\n\
          (2, 2, 3) uint8 [[7, 8, 9], [10, 11, 12]] [9, 1] [[6, 5, 4], [3, 2, 1]] [3]\n"
+    );
+    let reference = mirror_kernel::keras::datasets::load_npz(
+        &cifar.join("reference.npz"),
+        &["x_train", "y_test"],
+        "reference",
+    )
+    .expect("reference");
+    let (x, y) = (reference[0].to_f32(), reference[1].to_f32());
+    let pixel = x[((5 * 32 + 31) * 32 + 2) * 3 + 1];
+    assert_eq!(
+        cifar_out,
+        format!(
+            "(6, 32, 32, 3) uint8 (6, 1) uint8 (2, 32, 32, 3) (2, 1) {pixel} {}\n",
+            y[1]
+        )
     );
     let _ = std::fs::remove_dir_all(&home);
 }

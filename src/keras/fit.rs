@@ -23,6 +23,8 @@ pub type Logs = BTreeMap<String, f64>;
 pub struct History {
     pub epoch: Vec<usize>,
     pub history: BTreeMap<String, Vec<f64>>,
+    /// `(epoch, batch)` where a NaN or infinite loss stopped training under [`OnNaN::Stop`].
+    pub invalid_loss: Option<(usize, usize)>,
 }
 
 impl History {
@@ -52,9 +54,22 @@ pub struct FitOptions {
     pub initial_epoch: usize,
     /// Seeds the per-epoch shuffle.
     pub seed: u64,
-    /// Raise `KerasError::NanLoss` as soon as a batch loss is NaN (Keras keeps going; a
-    /// classroom is better served by an early, clear error).
-    pub nan_is_error: bool,
+    /// What a NaN or infinite batch loss does.
+    pub on_nan: OnNaN,
+}
+
+/// What `fit` does when a batch's loss is NaN or infinite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnNaN {
+    /// Stop after that batch, as Keras's `TerminateOnNaN` does: the epoch's logs are
+    /// recorded, `on_epoch_end` and `on_train_end` run, and the History says where it
+    /// stopped ([`History::invalid_loss`]) so the caller can warn. Keras itself keeps going
+    /// by default; a classroom is better served by stopping at the first invalid loss.
+    Stop,
+    /// Fail with `KerasError::NanLoss`.
+    Raise,
+    /// Keep training, as Keras does without `TerminateOnNaN`.
+    Continue,
 }
 
 impl Default for FitOptions {
@@ -66,7 +81,7 @@ impl Default for FitOptions {
             validation_split: 0.0,
             initial_epoch: 0,
             seed: 0,
-            nan_is_error: true,
+            on_nan: OnNaN::Stop,
         }
     }
 }
@@ -183,13 +198,22 @@ pub fn fit(
             gather(data.x, x_per, idx, &mut xb);
             gather(data.y, y_per, idx, &mut yb);
             let stats = t.train_batch(&xb, &yb, idx.len())?;
-            if opts.nan_is_error && stats.loss_sum.is_nan() {
+            let invalid = !stats.loss_sum.is_finite();
+            if invalid && opts.on_nan == OnNaN::Raise {
                 return Err(KerasError::NanLoss { epoch, batch: b });
             }
             run.total.add(&stats);
             let logs = run.logs("");
             for cb in callbacks.iter_mut() {
                 stop |= cb.on_batch_end(b, &logs, t)?;
+            }
+            if invalid && opts.on_nan == OnNaN::Stop {
+                history.invalid_loss = Some((epoch, b));
+                stop = true;
+            }
+            // Keras 3 checks `stop_training` after every batch, not only at an epoch's end.
+            if stop {
+                break;
             }
         }
         let mut logs = run.logs("");

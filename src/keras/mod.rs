@@ -8,7 +8,8 @@
 //! [`trainer`] is the seam the epoch loop in [`fit`] drives (one replica, or N mirrored
 //! replicas from the distribute part), [`callbacks`] and [`checkpoint`] hook into that
 //! loop, [`saving`] reads and writes `.keras` and `.weights.h5` files, [`datasets`] reads
-//! Keras's dataset cache, [`summary`] computes what `model.summary()` shows, and [`bench`]
+//! Keras's dataset cache (with [`cifar`] for CIFAR-10's pickled batches, decoded by the
+//! non-executing [`pickle`] reader), [`summary`] computes what `model.summary()` shows, and [`bench`]
 //! measures training throughput against the machine's GEMM peak.
 //!
 //! A single-device training run, in order: `ModelConfig::sequential(input_shape, layers)`
@@ -24,6 +25,7 @@ pub mod activations;
 pub mod bench;
 pub mod callbacks;
 pub mod checkpoint;
+pub mod cifar;
 pub mod compile;
 pub mod config;
 pub mod datasets;
@@ -31,6 +33,7 @@ pub mod error;
 pub mod fit;
 pub mod init;
 mod layers;
+pub mod pickle;
 pub mod replica;
 pub mod saving;
 pub mod summary;
@@ -42,7 +45,7 @@ pub use checkpoint::ModelCheckpoint;
 pub use compile::{CompileConfig, Metric, OptKind, OptimizerConfig};
 pub use config::{Act, Init, LayerKind, LayerSpec, ModelConfig, NameScope, Padding, Plan, VarSpec};
 pub use error::{KResult, KerasError};
-pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs};
+pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
 pub use init::{initial_weights, HostArray};
 pub use replica::{GradSync, OptimizerState, Replica, StepStats};
 pub use saving::{load_model, load_weights, save_model, save_weights, SavedModel};

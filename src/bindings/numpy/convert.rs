@@ -270,3 +270,41 @@ pub fn tolist(a: &NdArray) -> Value {
     }
     rec(&a.scalars(), a.shape())
 }
+
+/// `float(a)`, `int(a)` and `operator.index(a)` (`kind` is the dunder name) as numpy 2
+/// does them, which TF's eager tensors defer to: only 0-dimensional arrays convert; `int`
+/// truncates floats toward zero and refuses NaN and infinities as Python's `int` does.
+pub fn python_scalar(a: &NdArray, kind: &str) -> PyResult<Value> {
+    if a.ndim() != 0 {
+        return Err(PyErr::type_error(
+            "only 0-dimensional arrays can be converted to Python scalars",
+        ));
+    }
+    let item = a.item().map_err(|e| PyErr::value_error(e.to_string()))?;
+    let float = item.dtype().is_float();
+    match kind {
+        "__float__" => Ok(Value::Float(item.as_f64())),
+        "__index__" if float => Err(PyErr::type_error(
+            "only integer scalar arrays can be converted to a scalar index",
+        )),
+        _ if float => {
+            let x = item.as_f64();
+            if x.is_nan() {
+                Err(PyErr::value_error("cannot convert float NaN to integer"))
+            } else if x.is_infinite() {
+                Err(PyErr::new(
+                    "OverflowError",
+                    "cannot convert float infinity to integer",
+                ))
+            } else if x.abs() >= 9.2e18 {
+                Err(PyErr::new(
+                    "OverflowError",
+                    "this kernel's int() holds 64-bit integers only",
+                ))
+            } else {
+                Ok(Value::Int(x.trunc() as i64))
+            }
+        }
+        _ => Ok(Value::Int(item.as_i64())),
+    }
+}

@@ -16,6 +16,7 @@ use crate::tensor::{
     repr_with_options, str_with_options, IndexItem, NdArray, PrintOptions, Reduction, UnaryFn,
 };
 
+use super::convert::python_scalar;
 use super::convert::{
     array_value, dtype_arg, err, index_items, py_scalar, shape_arg, to_array, tolist, wrap, Opnd,
 };
@@ -281,16 +282,9 @@ pub fn array_attr(
                 .map_err(err)
         })),
         "item" => m(Box::new(|a, _, _| a.item().map(py_scalar).map_err(err))),
-        "__float__" => m(Box::new(|a, _, _| {
-            a.item().map(|s| Value::Float(s.as_f64())).map_err(|_| {
-                PyErr::type_error("only length-1 arrays can be converted to Python scalars")
-            })
-        })),
-        "__int__" | "__index__" => m(Box::new(|a, _, _| {
-            a.item().map(|s| Value::Int(s.as_i64())).map_err(|_| {
-                PyErr::type_error("only length-1 arrays can be converted to Python scalars")
-            })
-        })),
+        "__float__" => m(Box::new(|a, _, _| python_scalar(a, "__float__"))),
+        "__int__" => m(Box::new(|a, _, _| python_scalar(a, "__int__"))),
+        "__index__" => m(Box::new(|a, _, _| python_scalar(a, "__index__"))),
         "dot" => m(Box::new(|a, args, ctx| {
             let s = args.bind("dot", &["b"], 1)?;
             let b = to_array(s[0].as_ref().unwrap_or(&Value::None), None, ctx)?;

@@ -1,5 +1,6 @@
 //! `tf.data`: the `Dataset` pipeline a cell builds (`from_tensor_slices`, `map`, `batch`,
-//! `shuffle`, `cache`, `prefetch`, `take`, `skip`, `repeat`), its cardinality, element spec
+//! `shuffle`, `cache`, `prefetch`, `take`, `skip`, `repeat`; `range`, `from_tensors`, `zip`,
+//! `filter` and `unbatch` are in `data_ops.rs`), its cardinality, element spec
 //! and reprs. A dataset is an immutable description; each iteration builds a fresh stream
 //! (see `data_iter.rs`), so `repeat` and per-epoch reshuffling work as in TF. Elements are
 //! trees of arrays ([`Elem`]) and become `tf.Tensor` values only when a cell sees them.
@@ -39,6 +40,18 @@ pub enum Op {
     Take(Value, i64),
     Skip(Value, i64),
     Repeat(Value, Option<i64>),
+    /// `Dataset.range`: `n` integers from `start` by `step`, as `dtype`.
+    Range {
+        start: i64,
+        step: i64,
+        n: i64,
+        dtype: crate::tensor::DType,
+    },
+    Tensors(Elem),
+    Filter(Value, Value),
+    Unbatch(Value),
+    /// Component datasets, and the dict keys when zipped from a dict.
+    Zip(Vec<Value>, Option<Vec<String>>),
 }
 
 /// A `tf.data.Dataset`: one stage, its element spec (a sample element's shapes and
@@ -62,6 +75,11 @@ impl Dataset {
             Op::Take(..) => "_TakeDataset",
             Op::Skip(..) => "_SkipDataset",
             Op::Repeat(..) => "_RepeatDataset",
+            Op::Range { .. } => "_RangeDataset",
+            Op::Tensors(_) => "_TensorDataset",
+            Op::Filter(..) => "_FilterDataset",
+            Op::Unbatch(_) => "_UnbatchDataset",
+            Op::Zip(..) => "_ZipDataset",
         }
     }
 
@@ -75,8 +93,13 @@ impl Dataset {
             return true;
         }
         match &self.op {
-            Op::Slices(_) => false,
+            Op::Slices(_) | Op::Range { .. } | Op::Tensors(_) => false,
+            Op::Zip(parts, _) => parts
+                .iter()
+                .any(|d| d.downcast::<Dataset>().is_some_and(|d| d.any_stage(pred))),
             Op::Shuffle { input: d, .. }
+            | Op::Filter(d, _)
+            | Op::Unbatch(d)
             | Op::Map(d, _)
             | Op::Batch(d, ..)
             | Op::Cache(d, _)
@@ -142,7 +165,7 @@ fn from_tensor_slices(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     }))
 }
 
-fn int_arg(v: Option<&Value>, default: i64) -> PyResult<i64> {
+pub(crate) fn int_arg(v: Option<&Value>, default: i64) -> PyResult<i64> {
     match v {
         None => Ok(default),
         Some(v) => match super::convert::held_array(v) {
@@ -313,7 +336,7 @@ fn method(this: &Value, name: &str) -> Option<Value> {
     let name_owned = name.to_string();
     Some(match name {
         "batch" | "map" | "shuffle" | "take" | "skip" | "repeat" | "cache" | "prefetch"
-        | "cardinality" | "as_numpy_iterator" | "with_options" => {
+        | "cardinality" | "as_numpy_iterator" | "with_options" | "filter" | "unbatch" => {
             bound::<Dataset>(this, name, move |d, this, a, c| match name_owned.as_str() {
                 "batch" => batch(d, this, a),
                 "map" => map(d, this, a, c),
@@ -321,6 +344,8 @@ fn method(this: &Value, name: &str) -> Option<Value> {
                 "take" => take_skip(d, this, a, true),
                 "skip" => take_skip(d, this, a, false),
                 "repeat" => repeat(d, this, a),
+                "filter" => super::data_ops::filter(d, this, a, c),
+                "unbatch" => super::data_ops::unbatch(d, this, a),
                 "cache" => Ok(d.derive(Op::Cache(this.clone(), RefCell::new(None)), d.cardinality)),
                 "prefetch" => Ok(d.derive(Op::Prefetch(this.clone()), d.cardinality)),
                 "cardinality" => Ok(tensor_value(
@@ -358,12 +383,14 @@ impl Object for Dataset {
             "cache",
             "cardinality",
             "element_spec",
+            "filter",
             "map",
             "prefetch",
             "repeat",
             "shuffle",
             "skip",
             "take",
+            "unbatch",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -379,6 +406,10 @@ impl Object for Dataset {
     fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         DatasetIter::value(this, true)
     }
+    /// Every stage is a `DatasetV2`, TF's class behind `tf.data.Dataset`.
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.class_name().into(), "DatasetV2".into()]
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -386,14 +417,39 @@ impl Object for Dataset {
 
 /// The `tf.data` module.
 pub fn module() -> Value {
-    let ds = NativeModule::new("Dataset", "Represents a potentially large set of elements.").with(
-        "from_tensor_slices",
-        func(
+    let ds = NativeModule::new("Dataset", "Represents a potentially large set of elements.")
+        .with(
             "from_tensor_slices",
-            "Slices the tensors along their first axis.",
-            from_tensor_slices,
-        ),
-    );
+            func(
+                "from_tensor_slices",
+                "Slices the tensors along their first axis.",
+                from_tensor_slices,
+            ),
+        )
+        .with(
+            "from_tensors",
+            func(
+                "from_tensors",
+                "One element holding the whole structure.",
+                super::data_ops::from_tensors,
+            ),
+        )
+        .with(
+            "range",
+            func(
+                "range",
+                "range(start, stop, step, output_type=tf.int64)",
+                super::data_ops::range,
+            ),
+        )
+        .with(
+            "zip",
+            func(
+                "zip",
+                "Zips datasets into a dataset of tuples (or dicts).",
+                super::data_ops::zip,
+            ),
+        );
     NativeModule::new("tensorflow.data", "tf.data input pipelines.")
         .with("Dataset", ds.into_value())
         .with("AUTOTUNE", Value::Int(-1))

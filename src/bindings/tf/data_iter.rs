@@ -221,6 +221,9 @@ impl Stream for Shuffle {
 pub fn open(v: &Value) -> PyResult<Box<dyn Stream>> {
     let d = dataset(v)?;
     Ok(match &d.op {
+        Op::Range { .. } | Op::Tensors(_) | Op::Filter(..) | Op::Unbatch(_) | Op::Zip(..) => {
+            super::data_ops::open_op(&d.op)?
+        }
         Op::Slices(rows) => Box::new(Slices(rows.clone().into_iter())),
         Op::Map(input, f) => Box::new(Map(open(input)?, f.clone())),
         Op::Batch(input, n, drop) => Box::new(Batch(open(input)?, *n, *drop)),

@@ -14,6 +14,7 @@ pub mod data;
 pub mod data_dist;
 pub mod data_elem;
 pub mod data_iter;
+pub mod data_ops;
 pub mod distribute;
 pub mod dtypes;
 pub mod keras;

@@ -1,7 +1,7 @@
 //! Loading what the engine saved and the small namespaces around it: `tf.keras.models.
 //! load_model` / `tf.keras.saving.load_model` (a `.keras` archive back into a model, built
 //! under the active strategy's scope, compiled with its optimizer state restored),
-//! `tf.keras.datasets.mnist` / `fashion_mnist` (`load_data()` from the Keras cache), and
+//! `tf.keras.datasets.mnist` / `fashion_mnist` / `cifar10` (`load_data()` from the Keras cache), and
 //! `tf.errors` (TensorFlow's `OpError` family, owned by the interpreter). The formats and
 //! file checks live in `keras::saving` and `keras::datasets`; this file only converts.
 
@@ -140,7 +140,7 @@ fn dataset(name: &str, doc: &str, body: fn(&Args, &mut dyn Ctx) -> PyResult<Valu
         .into_value()
 }
 
-/// `tf.keras.datasets`: MNIST and Fashion-MNIST from the files Keras caches.
+/// `tf.keras.datasets`: MNIST, Fashion-MNIST and CIFAR-10 from the files Keras caches.
 pub fn datasets_module() -> Value {
     NativeModule::new(
         "keras.datasets",
@@ -158,6 +158,13 @@ pub fn datasets_module() -> Value {
         dataset("fashion_mnist", "Fashion-MNIST.", |args, _| {
             args.bind("load_data", &[], 0)?;
             split_value(crate::keras::datasets::fashion_mnist().map_err(kerr)?)
+        }),
+    )
+    .with(
+        "cifar10",
+        dataset("cifar10", "CIFAR-10 small colour images.", |args, _| {
+            args.bind("load_data", &[], 0)?;
+            split_value(crate::keras::cifar::cifar10().map_err(kerr)?)
         }),
     )
     .into_value()

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use super::convert::{held_array, numpy_value, tensor_err, tensor_value, tf_dtype, to_array};
 use super::shape::TensorShape;
 use super::{bound, ListIter, TfError};
+use crate::bindings::numpy::convert::python_scalar;
 use crate::lang::{BinOp, CmpOp, Ctx, Object, PyErr, PyResult, UnaryOp, Value};
 use crate::tensor::dtype::WeakScalar;
 use crate::tensor::math::unary;
@@ -223,6 +224,10 @@ pub fn array_unary(a: &NdArray, op: UnaryOp) -> PyResult<Value> {
 }
 
 pub fn array_truthy(a: &NdArray) -> PyResult<Option<bool>> {
+    // An empty tensor is falsy in TF 2.21, where numpy would refuse it.
+    if a.size() == 0 {
+        return Ok(Some(false));
+    }
     if a.size() != 1 {
         return Err(TfError::Value(
             "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()".into(),
@@ -267,6 +272,10 @@ pub fn array_attr<T: Object>(
             crate::lang::NativeFn::value("get_shape", "", move |_, _| Ok(TensorShape::value(&dims)))
         }
         "__array_priority__" => Value::Int(100),
+        "__float__" | "__int__" | "__index__" => {
+            let kind = name.to_string();
+            bound::<T>(this, name, move |t, _, _, _| python_scalar(&get(t), &kind))
+        }
         _ => return None,
     })
 }

@@ -404,5 +404,6 @@ pub fn module() -> Value {
             ),
         );
     super::schedules::register(&m);
+    super::nan::register(&m);
     m.into_value()
 }

@@ -1,8 +1,8 @@
 //! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments converted to flat f32
 //! rows, the engine's epoch loop run over the model's trainer (one replica, or the mirrored
-//! trainer of a strategy), the user's callbacks called through [`Bridge`], and Keras's
-//! progress shown as one display per epoch updated in place (text and HTML from the
-//! display part). KeyboardInterrupt stops between steps and leaves the model usable.
+//! trainer of a strategy), the user's callbacks and Keras's progress through the
+//! [`Bridge`] of bridge.rs. KeyboardInterrupt stops between steps and leaves the model
+//! usable; a NaN or infinite loss stops after that batch with a warning (see nan.rs).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -11,13 +11,14 @@ use super::super::convert::{numpy_value, to_array};
 use super::super::data_iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
-use super::callbacks::{logs_dict, new_history, CallbackList};
+use super::bridge::{Bridge, Display};
+use super::callbacks::{new_history, CallbackList};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
-use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
-use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
+use crate::display::progress::{keras_order, Mode, ProgressBar};
+use crate::keras::Callback;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
+use crate::session::Output;
 use crate::tensor::DType;
 
 /// Keras's `verbose` argument: `'auto'` is 1 in a notebook.
@@ -30,191 +31,6 @@ fn verbose_arg(v: Option<&Value>) -> PyResult<u8> {
 
 fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Vec<usize>, Vec<f32>)> {
     Ok(to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec())
-}
-
-/// Shows progress frames: the first as a display with an id, later ones as updates.
-struct Display {
-    id: String,
-    shown: bool,
-}
-
-impl Display {
-    fn new(tag: &str) -> Display {
-        Display {
-            id: format!("keras-{tag}-{}", uuid::Uuid::new_v4()),
-            shown: false,
-        }
-    }
-    fn show(&mut self, ctx: &mut dyn Ctx, r: &crate::display::progress::Rendered, verbose: u8) {
-        if verbose == 2 {
-            if r.finished {
-                ctx.emit(Output::Stream {
-                    name: StreamName::Stdout,
-                    text: format!("{}\n", r.plain),
-                });
-            }
-            return;
-        }
-        let data = r.bundle();
-        let out = if self.shown {
-            Output::UpdateDisplayData {
-                data,
-                metadata: Default::default(),
-                display_id: self.id.clone(),
-            }
-        } else {
-            Output::DisplayData {
-                data,
-                metadata: Default::default(),
-                display_id: Some(self.id.clone()),
-            }
-        };
-        self.shown = true;
-        ctx.emit(out);
-    }
-}
-
-/// The engine's callback seam, calling the user's Python callbacks and drawing progress.
-struct Bridge<'a> {
-    ctx: &'a mut dyn Ctx,
-    list: CallbackList,
-    model: Value,
-    err: Option<PyErr>,
-    verbose: u8,
-    epochs: usize,
-    steps: usize,
-    bar: Option<(ProgressBar, Display, Instant)>,
-}
-
-impl Bridge<'_> {
-    fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
-        match self.list.call(self.ctx, hook, pos, logs) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.err = Some(e);
-                Err(KerasError::Interrupted)
-            }
-        }
-    }
-    /// A hook that may read or write the model's weights: they go through the running
-    /// trainer `t` (see `live.rs`).
-    fn py_live(
-        &mut self,
-        hook: &str,
-        pos: Vec<Value>,
-        logs: &Value,
-        t: &mut dyn Trainer,
-    ) -> KResult<()> {
-        let model = self.model.clone();
-        let Some(m) = model.downcast::<ModelObj>() else {
-            return self.py(hook, pos, logs);
-        };
-        m.live.enter(t)?;
-        let r = self.py(hook, pos, logs);
-        m.live.leave(t)?;
-        r
-    }
-    fn stop(&self) -> bool {
-        self.model
-            .downcast::<ModelObj>()
-            .is_some_and(|m| m.stop_training.get())
-    }
-    /// Keeps the compiled learning rate and the engine's equal, in whichever direction
-    /// Python changed it (LearningRateScheduler writes `model.optimizer.learning_rate`).
-    fn sync_lr(&self, t: &mut dyn Trainer, from_python: bool) {
-        if let Some(m) = self.model.downcast::<ModelObj>() {
-            if let Some(c) = m.compiled.borrow_mut().as_mut() {
-                if from_python {
-                    t.set_learning_rate(c.optimizer.learning_rate);
-                } else {
-                    c.optimizer.learning_rate = t.learning_rate();
-                }
-            }
-        }
-    }
-}
-
-fn logs_vec(logs: &Logs) -> Vec<(String, f64)> {
-    logs.iter().map(|(k, v)| (k.clone(), *v)).collect()
-}
-
-impl Callback for Bridge<'_> {
-    fn on_train_begin(&mut self, info: &TrainInfo, t: &mut dyn Trainer) -> KResult<()> {
-        self.steps = info.steps;
-        self.epochs = info.epochs;
-        self.sync_lr(t, false);
-        self.py_live("on_train_begin", vec![], &Value::dict_from(vec![]), t)
-    }
-    fn on_epoch_begin(&mut self, epoch: usize, t: &mut dyn Trainer) -> KResult<()> {
-        if self.verbose > 0 {
-            if let Some(h) = epoch_header(epoch, self.epochs) {
-                self.ctx.emit(Output::Stream {
-                    name: StreamName::Stdout,
-                    text: format!("{h}\n"),
-                });
-            }
-        }
-        self.bar = Some((
-            ProgressBar::new(Some(self.steps), self.verbose, Mode::Notebook),
-            Display::new("fit"),
-            Instant::now(),
-        ));
-        self.sync_lr(t, false);
-        self.py_live(
-            "on_epoch_begin",
-            vec![Value::Int(epoch as i64)],
-            &Value::dict_from(vec![]),
-            t,
-        )?;
-        self.sync_lr(t, true);
-        Ok(())
-    }
-    fn on_batch_end(&mut self, batch: usize, logs: &Logs, _t: &mut dyn Trainer) -> KResult<bool> {
-        let shown = keras_order(&logs_vec(logs));
-        if let Some((bar, disp, start)) = self.bar.as_mut() {
-            if let Some(r) = bar.update(batch + 1, &shown, start.elapsed()) {
-                disp.show(self.ctx, &r, self.verbose);
-            }
-        }
-        self.ctx
-            .check_interrupt()
-            .map_err(|_| KerasError::Interrupted)?;
-        self.py(
-            "on_train_batch_end",
-            vec![Value::Int(batch as i64)],
-            &logs_dict(&logs_vec(logs)),
-        )?;
-        Ok(self.stop())
-    }
-    fn on_epoch_end(
-        &mut self,
-        epoch: usize,
-        logs: &mut Logs,
-        t: &mut dyn Trainer,
-    ) -> KResult<bool> {
-        let shown = keras_order(&logs_vec(logs));
-        if let Some((mut bar, mut disp, start)) = self.bar.take() {
-            if let Some(r) = bar.finish(self.steps, &shown, start.elapsed()) {
-                disp.show(self.ctx, &r, self.verbose);
-            }
-        }
-        self.sync_lr(t, false);
-        let dict = logs_dict(&logs_vec(logs));
-        self.py_live("on_epoch_end", vec![Value::Int(epoch as i64)], &dict, t)?;
-        // Callbacks may add entries (the learning rate); the History records them too.
-        if let Value::Dict(d) = &dict {
-            for (k, v) in d.borrow().items() {
-                if let (Value::Str(k), Ok(x)) = (k, v.as_float()) {
-                    logs.insert(k.to_string(), x);
-                }
-            }
-        }
-        self.sync_lr(t, true);
-        Ok(self.stop())
-    }
-    fn on_train_end(&mut self, t: &mut dyn Trainer) -> KResult<()> {
-        self.py_live("on_train_end", vec![], &Value::dict_from(vec![]), t)
-    }
 }
 
 fn first_variable(m: &ModelObj) -> String {
@@ -283,7 +99,7 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
         validation_split: given(&s[6]).map_or(Ok(0.0), |v| v.as_float())? as f32,
         initial_epoch: given(&s[11]).map_or(Ok(0), |v| v.as_int())?.max(0) as usize,
         seed: ctx.execution_count(),
-        nan_is_error: true,
+        on_nan: crate::keras::OnNaN::Stop,
     };
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
@@ -303,6 +119,11 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     };
     let verbose = verbose_arg(given(&s[4]))?;
     let mut list = CallbackList::from_arg(given(&s[5]), ctx)?;
+    let mut opts = opts;
+    if super::nan::has_terminate_on_nan(&list.items) {
+        // The callback prints Keras's message and sets stop_training itself.
+        opts.on_nan = crate::keras::OnNaN::Continue;
+    }
     let history = new_history();
     list.items.push(history.clone());
     let params = Value::dict_from(vec![
@@ -344,7 +165,9 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     if let Some(e) = bridge.err.take() {
         return Err(e);
     }
-    result.map_err(kerr)?;
+    if let Some((epoch, batch)) = result.map_err(kerr)?.invalid_loss {
+        super::nan::warn_stopped(ctx, epoch, opts.epochs, batch);
+    }
     Ok(history)
 }
 
@@ -507,6 +330,9 @@ pub fn model_method(this: &Value, name: &str) -> PyResult<Option<Value>> {
         "save" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, false)),
         "save_weights" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, true)),
         "load_weights" => bound::<ModelObj>(this, name, |m, _, a, _| load_weights(m, a)),
+        "loss" => this
+            .downcast::<ModelObj>()
+            .map_or(Value::None, |m| m.loss_arg.borrow().clone()),
         _ => return Ok(None),
     }))
 }

@@ -2,6 +2,7 @@
 //! submodule converts language values to the engine's Keras types and back; the numerics
 //! live in the keras and distribute parts.
 
+pub mod bridge;
 pub mod callbacks;
 pub mod checkpoint;
 pub mod fit;
@@ -9,6 +10,7 @@ pub mod layers;
 pub mod live;
 pub mod model;
 pub mod models;
+pub mod nan;
 pub mod optimizers;
 pub mod schedules;
 pub mod summary;

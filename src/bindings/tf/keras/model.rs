@@ -7,7 +7,7 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 
-use super::super::convert::{numpy_value, to_array};
+use super::super::convert::to_array;
 use super::super::distribute::{active_strategy, warn_compile_outside_scope, Strategy};
 use super::super::{bound, given, TfState};
 use super::layers::{kerr, shape_arg, LayerObj};
@@ -55,6 +55,8 @@ pub struct ModelObj {
     pub created_under: RefCell<Option<Value>>,
     pub compiled_under: RefCell<Option<Value>>,
     pub stop_training: Cell<bool>,
+    /// `compile`'s `loss` argument as given: Keras's `model.loss`.
+    pub loss_arg: RefCell<Value>,
     /// The strategy whose scope was active when the model was made: Keras creates the
     /// variables under it, even when the model is built later.
     pub scope_at_creation: Option<Value>,
@@ -89,6 +91,7 @@ impl ModelObj {
             created_under: RefCell::new(None),
             compiled_under: RefCell::new(None),
             stop_training: Cell::new(false),
+            loss_arg: RefCell::new(Value::None),
             live: Default::default(),
         }
     }
@@ -277,14 +280,9 @@ impl ModelObj {
         }
         *self.compiled_under.borrow_mut() = active_strategy(ctx);
         *self.compiled.borrow_mut() = Some(cfg);
+        *self.loss_arg.borrow_mut() = given(&s[1]).cloned().unwrap_or(Value::None);
         Ok(Value::None)
     }
-}
-
-fn host_to_numpy(h: &HostArray) -> PyResult<Value> {
-    NdArray::from_f32(&h.shape, h.data.clone())
-        .map(numpy_value)
-        .map_err(super::super::convert::tensor_err)
 }
 
 impl Object for ModelObj {
@@ -388,7 +386,7 @@ impl Object for ModelObj {
                 Ok(Value::list(
                     m.weights()?
                         .iter()
-                        .map(host_to_numpy)
+                        .map(super::weights::host_to_numpy)
                         .collect::<PyResult<_>>()?,
                 ))
             }),
@@ -416,7 +414,7 @@ impl Object for ModelObj {
             }
             "_layer_info" => bound::<ModelObj>(this, name, |m, _, a, _| m.layer_info(a)),
             "predict" | "fit" | "evaluate" | "summary" | "save" | "save_weights"
-            | "load_weights" => return super::fit::model_method(this, name),
+            | "load_weights" | "loss" => return super::fit::model_method(this, name),
             _ => return Ok(None),
         }))
     }
@@ -488,7 +486,7 @@ impl ModelObj {
                     .iter()
                     .zip(&all)
                     .filter(|(v, _)| v.layer == index)
-                    .map(|(_, w)| host_to_numpy(w))
+                    .map(|(_, w)| super::weights::host_to_numpy(w))
                     .collect::<PyResult<_>>()?;
                 Value::list(mine)
             }

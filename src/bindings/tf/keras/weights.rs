@@ -92,3 +92,10 @@ pub fn weight_list(_this: &Value, m: &ModelObj, _ctx: &mut dyn Ctx) -> PyResult<
     }
     Ok(Value::list(out))
 }
+
+/// One weight array as the numpy array `get_weights` returns.
+pub fn host_to_numpy(h: &crate::keras::HostArray) -> PyResult<Value> {
+    NdArray::from_f32(&h.shape, h.data.clone())
+        .map(super::super::convert::numpy_value)
+        .map_err(super::super::convert::tensor_err)
+}

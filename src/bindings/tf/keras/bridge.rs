@@ -1,0 +1,199 @@
+//! The seam between the engine's epoch loop and the notebook during `model.fit`: [`Bridge`]
+//! implements the engine's `Callback`, calls the user's Python callbacks with Keras-style
+//! `logs`, keeps the learning rate the same on both sides, and draws Keras's progress as one
+//! display per epoch updated in place (text and HTML from the display part). It owns no
+//! training logic; fit.rs builds it and reads what it recorded.
+
+use std::time::Instant;
+
+use super::callbacks::{logs_dict, CallbackList};
+use super::model::ModelObj;
+use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
+use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
+use crate::lang::{Ctx, PyErr, Value};
+use crate::session::{Output, StreamName};
+
+/// Shows progress frames: the first as a display with an id, later ones as updates.
+pub struct Display {
+    id: String,
+    shown: bool,
+}
+
+impl Display {
+    pub fn new(tag: &str) -> Display {
+        Display {
+            id: format!("keras-{tag}-{}", uuid::Uuid::new_v4()),
+            shown: false,
+        }
+    }
+    pub fn show(&mut self, ctx: &mut dyn Ctx, r: &crate::display::progress::Rendered, verbose: u8) {
+        if verbose == 2 {
+            if r.finished {
+                ctx.emit(Output::Stream {
+                    name: StreamName::Stdout,
+                    text: format!("{}\n", r.plain),
+                });
+            }
+            return;
+        }
+        let data = r.bundle();
+        let out = if self.shown {
+            Output::UpdateDisplayData {
+                data,
+                metadata: Default::default(),
+                display_id: self.id.clone(),
+            }
+        } else {
+            Output::DisplayData {
+                data,
+                metadata: Default::default(),
+                display_id: Some(self.id.clone()),
+            }
+        };
+        self.shown = true;
+        ctx.emit(out);
+    }
+}
+
+/// The engine's callback seam, calling the user's Python callbacks and drawing progress.
+pub struct Bridge<'a> {
+    pub ctx: &'a mut dyn Ctx,
+    pub list: CallbackList,
+    pub model: Value,
+    pub err: Option<PyErr>,
+    pub verbose: u8,
+    pub epochs: usize,
+    pub steps: usize,
+    pub bar: Option<(ProgressBar, Display, Instant)>,
+}
+
+impl Bridge<'_> {
+    fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
+        match self.list.call(self.ctx, hook, pos, logs) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.err = Some(e);
+                Err(KerasError::Interrupted)
+            }
+        }
+    }
+    /// A hook that may read or write the model's weights: they go through the running
+    /// trainer `t` (see `live.rs`).
+    fn py_live(
+        &mut self,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+        t: &mut dyn Trainer,
+    ) -> KResult<()> {
+        let model = self.model.clone();
+        let Some(m) = model.downcast::<ModelObj>() else {
+            return self.py(hook, pos, logs);
+        };
+        m.live.enter(t)?;
+        let r = self.py(hook, pos, logs);
+        m.live.leave(t)?;
+        r
+    }
+    fn stop(&self) -> bool {
+        self.model
+            .downcast::<ModelObj>()
+            .is_some_and(|m| m.stop_training.get())
+    }
+    /// Keeps the compiled learning rate and the engine's equal, in whichever direction
+    /// Python changed it (LearningRateScheduler writes `model.optimizer.learning_rate`).
+    fn sync_lr(&self, t: &mut dyn Trainer, from_python: bool) {
+        if let Some(m) = self.model.downcast::<ModelObj>() {
+            if let Some(c) = m.compiled.borrow_mut().as_mut() {
+                if from_python {
+                    t.set_learning_rate(c.optimizer.learning_rate);
+                } else {
+                    c.optimizer.learning_rate = t.learning_rate();
+                }
+            }
+        }
+    }
+}
+
+pub fn logs_vec(logs: &Logs) -> Vec<(String, f64)> {
+    logs.iter().map(|(k, v)| (k.clone(), *v)).collect()
+}
+
+impl Callback for Bridge<'_> {
+    fn on_train_begin(&mut self, info: &TrainInfo, t: &mut dyn Trainer) -> KResult<()> {
+        self.steps = info.steps;
+        self.epochs = info.epochs;
+        self.sync_lr(t, false);
+        self.py_live("on_train_begin", vec![], &Value::dict_from(vec![]), t)
+    }
+    fn on_epoch_begin(&mut self, epoch: usize, t: &mut dyn Trainer) -> KResult<()> {
+        if self.verbose > 0 {
+            if let Some(h) = epoch_header(epoch, self.epochs) {
+                self.ctx.emit(Output::Stream {
+                    name: StreamName::Stdout,
+                    text: format!("{h}\n"),
+                });
+            }
+        }
+        self.bar = Some((
+            ProgressBar::new(Some(self.steps), self.verbose, Mode::Notebook),
+            Display::new("fit"),
+            Instant::now(),
+        ));
+        self.sync_lr(t, false);
+        self.py_live(
+            "on_epoch_begin",
+            vec![Value::Int(epoch as i64)],
+            &Value::dict_from(vec![]),
+            t,
+        )?;
+        self.sync_lr(t, true);
+        Ok(())
+    }
+    fn on_batch_end(&mut self, batch: usize, logs: &Logs, _t: &mut dyn Trainer) -> KResult<bool> {
+        let shown = keras_order(&logs_vec(logs));
+        if let Some((bar, disp, start)) = self.bar.as_mut() {
+            if let Some(r) = bar.update(batch + 1, &shown, start.elapsed()) {
+                disp.show(self.ctx, &r, self.verbose);
+            }
+        }
+        self.ctx
+            .check_interrupt()
+            .map_err(|_| KerasError::Interrupted)?;
+        self.py(
+            "on_train_batch_end",
+            vec![Value::Int(batch as i64)],
+            &logs_dict(&logs_vec(logs)),
+        )?;
+        Ok(self.stop())
+    }
+    fn on_epoch_end(
+        &mut self,
+        epoch: usize,
+        logs: &mut Logs,
+        t: &mut dyn Trainer,
+    ) -> KResult<bool> {
+        let shown = keras_order(&logs_vec(logs));
+        if let Some((mut bar, mut disp, start)) = self.bar.take() {
+            if let Some(r) = bar.finish(self.steps, &shown, start.elapsed()) {
+                disp.show(self.ctx, &r, self.verbose);
+            }
+        }
+        self.sync_lr(t, false);
+        let dict = logs_dict(&logs_vec(logs));
+        self.py_live("on_epoch_end", vec![Value::Int(epoch as i64)], &dict, t)?;
+        // Callbacks may add entries (the learning rate); the History records them too.
+        if let Value::Dict(d) = &dict {
+            for (k, v) in d.borrow().items() {
+                if let (Value::Str(k), Ok(x)) = (k, v.as_float()) {
+                    logs.insert(k.to_string(), x);
+                }
+            }
+        }
+        self.sync_lr(t, true);
+        Ok(self.stop())
+    }
+    fn on_train_end(&mut self, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_live("on_train_end", vec![], &Value::dict_from(vec![]), t)
+    }
+}
