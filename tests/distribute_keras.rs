@@ -7,64 +7,19 @@ use std::sync::Arc;
 
 use mirror_kernel::device::cpu::CpuDevice;
 use mirror_kernel::distribute::strategy::{cpu_factory, logical_cpu_devices};
-use mirror_kernel::distribute::{MirroredStrategy, MirroredTrainer, ModelId};
+use mirror_kernel::distribute::{MirroredStrategy, MirroredTrainer};
 use mirror_kernel::keras::{
     evaluate, fit, initial_weights, predict, Callback, CompileConfig, Data, FitOptions, HostArray,
-    KResult, LayerKind, Logs, ModelConfig, OptKind, Replica, Trainer,
+    KResult, Logs, OptKind, Replica, Trainer,
 };
 
-const INPUT: usize = 5;
+mod strategy_support;
+use strategy_support::{config, data_of, MirrorCheck};
+
 const SAMPLES: usize = 37;
 
-fn config() -> ModelConfig {
-    ModelConfig::sequential(
-        &[INPUT],
-        vec![
-            LayerKind::dense(16, "relu").unwrap(),
-            LayerKind::dense(3, "softmax").unwrap(),
-        ],
-    )
-    .unwrap()
-}
-
 fn data() -> (Vec<f32>, Vec<f32>) {
-    let mut x = Vec::new();
-    let mut y = Vec::new();
-    for r in 0..SAMPLES {
-        let row: Vec<f32> = (0..INPUT)
-            .map(|i| (((r * 31 + i * 17) % 23) as f32 / 11.0) - 1.0)
-            .collect();
-        let s: f32 = row
-            .iter()
-            .enumerate()
-            .map(|(i, v)| v * (i as f32 - 1.5))
-            .sum();
-        y.push(((s.abs() * 3.0) as usize % 3) as f32);
-        x.extend(row);
-    }
-    (x, y)
-}
-
-/// Compares every replica's variables bit for bit after each batch.
-struct MirrorCheck {
-    strategy: Arc<MirroredStrategy>,
-    id: ModelId,
-    batches: usize,
-}
-
-impl Callback for MirrorCheck {
-    fn on_batch_end(&mut self, _: usize, _: &Logs, _: &mut dyn Trainer) -> KResult<bool> {
-        let copies = self.strategy.replica_variables(self.id).unwrap();
-        for (r, c) in copies.iter().enumerate().skip(1) {
-            for (a, b) in c.iter().zip(&copies[0]) {
-                let a: Vec<u32> = a.iter().map(|v| v.to_bits()).collect();
-                let b: Vec<u32> = b.iter().map(|v| v.to_bits()).collect();
-                assert_eq!(a, b, "replica {r} differs from replica 0");
-            }
-        }
-        self.batches += 1;
-        Ok(false)
-    }
+    data_of(SAMPLES)
 }
 
 struct Outcome {

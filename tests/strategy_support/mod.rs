@@ -33,9 +33,14 @@ pub fn config() -> ModelConfig {
 
 /// Deterministic data with a learnable label (a function of the features).
 pub fn data() -> (Vec<f32>, Vec<f32>) {
+    data_of(SAMPLES)
+}
+
+/// `samples` rows of the same data (an odd count gives uneven and empty local batches).
+pub fn data_of(samples: usize) -> (Vec<f32>, Vec<f32>) {
     let mut x = Vec::new();
     let mut y = Vec::new();
-    for r in 0..SAMPLES {
+    for r in 0..samples {
         let row: Vec<f32> = (0..INPUT)
             .map(|i| (((r * 31 + i * 17) % 23) as f32 / 11.0) - 1.0)
             .collect();
