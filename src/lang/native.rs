@@ -134,6 +134,9 @@ pub struct NativeClass {
     pub bases: Vec<String>,
     pub construct: Option<Rc<NativeBody>>,
     pub methods: IndexMap<String, Rc<Method>>,
+    /// Attributes of the class itself (static methods such as
+    /// `tf.data.Dataset.from_tensor_slices`), read as `Class.name`.
+    pub statics: IndexMap<String, Value>,
 }
 
 impl NativeClass {
@@ -145,7 +148,14 @@ impl NativeClass {
             bases: vec![],
             construct: None,
             methods: IndexMap::new(),
+            statics: IndexMap::new(),
         }
+    }
+
+    /// Adds an attribute of the class itself, e.g. a static constructor.
+    pub fn static_attr(mut self, name: &str, value: Value) -> NativeClass {
+        self.statics.insert(name.to_string(), value);
+        self
     }
 
     pub fn base(mut self, name: &str) -> NativeClass {
@@ -204,11 +214,15 @@ impl Object for NativeClass {
         Ok(match name {
             "__name__" => Some(Value::str(&self.name)),
             "__module__" => Some(Value::str(&self.module)),
-            _ => None,
+            _ => self.statics.get(name).cloned(),
         })
     }
     fn dir(&self) -> Vec<String> {
-        self.methods.keys().cloned().collect()
+        self.statics
+            .keys()
+            .chain(self.methods.keys())
+            .cloned()
+            .collect()
     }
     fn doc(&self) -> Option<String> {
         Some(self.doc.clone())

@@ -14,7 +14,7 @@ use super::convert::{tensor_err, tensor_value};
 pub use super::data_elem::Elem;
 use super::data_iter::{self, DatasetIter};
 use super::{bound, func, given, TfError};
-use crate::lang::{Args, Ctx, NativeModule, Object, PyResult, Value};
+use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
 
 /// TF's cardinality for a dataset that never ends.
@@ -417,39 +417,45 @@ impl Object for Dataset {
 
 /// The `tf.data` module.
 pub fn module() -> Value {
-    let ds = NativeModule::new("Dataset", "Represents a potentially large set of elements.")
-        .with(
+    // A class (so `isinstance(ds, tf.data.Dataset)` holds for every stage, whose class chain
+    // names `DatasetV2`) that also holds TF's static constructors.
+    let ds = NativeClass::new(
+        "DatasetV2",
+        "tensorflow.python.data.ops.dataset_ops",
+        "Represents a potentially large set of elements.",
+    )
+    .static_attr(
+        "from_tensor_slices",
+        func(
             "from_tensor_slices",
-            func(
-                "from_tensor_slices",
-                "Slices the tensors along their first axis.",
-                from_tensor_slices,
-            ),
-        )
-        .with(
+            "Slices the tensors along their first axis.",
+            from_tensor_slices,
+        ),
+    )
+    .static_attr(
+        "from_tensors",
+        func(
             "from_tensors",
-            func(
-                "from_tensors",
-                "One element holding the whole structure.",
-                super::data_ops::from_tensors,
-            ),
-        )
-        .with(
+            "One element holding the whole structure.",
+            super::data_ops::from_tensors,
+        ),
+    )
+    .static_attr(
+        "range",
+        func(
             "range",
-            func(
-                "range",
-                "range(start, stop, step, output_type=tf.int64)",
-                super::data_ops::range,
-            ),
-        )
-        .with(
+            "range(start, stop, step, output_type=tf.int64)",
+            super::data_ops::range,
+        ),
+    )
+    .static_attr(
+        "zip",
+        func(
             "zip",
-            func(
-                "zip",
-                "Zips datasets into a dataset of tuples (or dicts).",
-                super::data_ops::zip,
-            ),
-        );
+            "Zips datasets into a dataset of tuples (or dicts).",
+            super::data_ops::zip,
+        ),
+    );
     NativeModule::new("tensorflow.data", "tf.data input pipelines.")
         .with("Dataset", ds.into_value())
         .with("AUTOTUNE", Value::Int(-1))
