@@ -151,7 +151,7 @@ impl Vm<'_> {
         self.run_function(func, frame)
     }
 
-    #[inline]
+    #[inline(always)]
     fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
         let def = &func.def;
         let mut env = Env {

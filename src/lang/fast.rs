@@ -209,6 +209,7 @@ impl Vm<'_> {
 
     /// A global (or builtin) read through the index cached at its use site: a check of
     /// one key instead of hashing the name, and a full lookup when the cache misses.
+    #[inline]
     pub fn global_at(&self, name: &Rc<str>, at: &std::cell::Cell<u32>) -> Option<Value> {
         let g = self.core.globals.borrow();
         if let Some((k, v)) = g.get_index(at.get() as usize) {
