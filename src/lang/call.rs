@@ -100,8 +100,16 @@ impl Vm<'_> {
     }
 
     /// A call with positional arguments only, evaluated straight into the new frame's
-    /// slots (the common case in loops: no argument vector, no keyword matching).
-    pub fn call_positional(&mut self, func: &Function, args: &[Arg], env: &Env) -> PyResult<Value> {
+    /// slots (the common case in loops: no argument vector, no keyword matching). `this`
+    /// is the instance of a method call, bound to the first parameter without building
+    /// a bound-method object.
+    pub fn call_positional(
+        &mut self,
+        func: &Function,
+        this: Option<Value>,
+        args: &[Arg],
+        env: &Env,
+    ) -> PyResult<Value> {
         let def = &func.def;
         if self.depth >= RECURSION_LIMIT {
             return Err(PyErr::new(
@@ -110,23 +118,28 @@ impl Vm<'_> {
             ));
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
+        let skip = usize::from(this.is_some());
+        if let (Some(t), Some(p)) = (this, def.params.first()) {
+            super::fast::set_slot(&frame, p.slot, t);
+        }
         for (i, a) in args.iter().enumerate() {
             let Arg::Pos(e) = a else {
                 return Err(PyErr::type_error("positional arguments expected"));
             };
             let v = self.eval_operand(e, env)?;
-            if let Some(p) = def.params.get(i) {
+            if let Some(p) = def.params.get(i + skip) {
                 super::fast::set_slot(&frame, p.slot, v);
             }
         }
-        if args.len() < def.params.len() {
+        let given = args.len() + skip;
+        if given < def.params.len() {
             let mut slots = frame.slots.borrow_mut();
-            for (p, d) in def.params.iter().zip(func.defaults.iter()).skip(args.len()) {
+            for (p, d) in def.params.iter().zip(func.defaults.iter()).skip(given) {
                 match d {
                     Some(d) => slots[p.slot as usize] = Some(d.clone()),
                     None => {
                         // Let the general binder word the missing-argument error.
-                        let given: Vec<Value> = (0..args.len())
+                        let given: Vec<Value> = (0..given)
                             .filter_map(|i| slots[def.params[i].slot as usize].clone())
                             .collect();
                         drop(slots);
@@ -138,6 +151,7 @@ impl Vm<'_> {
         self.run_function(func, frame)
     }
 
+    #[inline(always)]
     fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
         let def = &func.def;
         let mut env = Env {
@@ -170,25 +184,7 @@ impl Vm<'_> {
                     _ => Value::None,
                 })
             }
-            Err(mut e) => {
-                let line = env.line.get();
-                let source = def
-                    .src
-                    .lines
-                    .get((line as usize).saturating_sub(1))
-                    .cloned()
-                    .unwrap_or_default();
-                e.0.traceback.insert(
-                    0,
-                    TbFrame {
-                        file: def.src.file.clone(),
-                        function: Some(signature(func)),
-                        line: line as usize,
-                        source,
-                    },
-                );
-                Err(e)
-            }
+            Err(e) => Err(traceback_frame(func, env.line.get(), e)),
         }
     }
 
@@ -281,7 +277,7 @@ impl Vm<'_> {
         if super::exceptions::is_exception_class(cls) && c.lookup("__init__").is_none() {
             return Ok(super::exceptions::exc_instance(cls.clone(), args.pos));
         }
-        let mut attrs = IndexMap::new();
+        let mut attrs = IndexMap::default();
         if super::exceptions::is_exception_class(cls) {
             attrs.insert("args".to_string(), Value::tuple(args.pos.clone()));
         }
@@ -330,6 +326,59 @@ impl Vm<'_> {
             .ok_or_else(|| PyErr::runtime_error("super(): no arguments"))?;
         Ok(Value::Obj(Rc::new(Super { owner, this })))
     }
+}
+
+/// Whether a call of `func` with `args` (after `bound` leading arguments already known)
+/// can take the positional fast path: only plain positional arguments, no more of them
+/// than the function has positional parameters, and no star parameters or generator.
+#[inline]
+pub(super) fn positional_fits(func: &Function, args: &[Arg], bound: usize) -> bool {
+    let d = &func.def;
+    args.len() + bound <= d.npos
+        && d.vararg.is_none()
+        && d.kwarg.is_none()
+        && !d.is_generator
+        && args.iter().all(|a| matches!(a, Arg::Pos(_)))
+}
+
+/// The function `o.name` would bind to `o` when `o` is an instance of an interpreter class
+/// that defines `name` as a plain function (not shadowed by an instance attribute, and not
+/// a static method, class method or property): then the call can pass `o` itself as the
+/// first argument, exactly as the bound method would.
+pub(super) fn plain_method(o: &Value, name: &str) -> Option<Value> {
+    let Value::Obj(obj) = o else {
+        return None;
+    };
+    let inst = obj.as_any().downcast_ref::<Instance>()?;
+    if name == "__class__" || name == "__dict__" || inst.attrs.borrow().contains_key(name) {
+        return None;
+    }
+    let m = inst.class()?.lookup(name)?;
+    m.downcast::<Function>().is_some().then_some(m)
+}
+
+/// Adds the frame of `func` (stopped at `line`) to an exception leaving it; kept out of
+/// line since only the error path needs it.
+#[cold]
+#[inline(never)]
+fn traceback_frame(func: &Function, line: u32, mut e: PyErr) -> PyErr {
+    let def = &func.def;
+    let source = def
+        .src
+        .lines
+        .get((line as usize).saturating_sub(1))
+        .cloned()
+        .unwrap_or_default();
+    e.0.traceback.insert(
+        0,
+        TbFrame {
+            file: def.src.file.clone(),
+            function: Some(signature(func)),
+            line: line as usize,
+            source,
+        },
+    );
+    e
 }
 
 /// `f(a, b, c, *args, **kw)`: how IPython names a function in a traceback frame (every

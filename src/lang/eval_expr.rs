@@ -7,6 +7,7 @@ use std::rc::Rc;
 use indexmap::IndexMap;
 
 use super::ast::*;
+use super::call::{plain_method, positional_fits};
 use super::exc::{PyErr, PyResult};
 use super::object::{Args, CmpOp};
 use super::runtime::{Function, Set, Slice};
@@ -67,8 +68,18 @@ impl Vm<'_> {
                     }
                 }
             }
-            Name::Global(name, _) => {
-                self.core.globals.borrow_mut().insert(name.clone(), v);
+            Name::Global(name, at) => {
+                // The index cached at this use site saves hashing the name when it
+                // still holds the same key (see `global_at`).
+                let mut g = self.core.globals.borrow_mut();
+                if let Some((k, slot)) = g.get_index_mut(at.get() as usize) {
+                    if Rc::ptr_eq(k, name) || **k == **name {
+                        *slot = v;
+                        return Ok(());
+                    }
+                }
+                let (i, _) = g.insert_full(name.clone(), v);
+                at.set(u32::try_from(i).unwrap_or(u32::MAX));
             }
             Name::Class(name) => match &env.class_ns {
                 Some(ns) => {
@@ -311,6 +322,13 @@ impl Vm<'_> {
                 lb.push(v);
                 return Ok(Value::None);
             }
+            if let Some(m) = plain_method(&o, name) {
+                if let Some(func) = m.downcast::<Function>() {
+                    if positional_fits(func, args, 1) {
+                        return self.call_positional(func, Some(o), args, env);
+                    }
+                }
+            }
             if matches!(o, Value::List(_) | Value::Dict(_) | Value::Str(_)) {
                 let a = self.eval_args(args, env)?;
                 return self.call_method(&o, name, a);
@@ -319,17 +337,17 @@ impl Vm<'_> {
             let a = self.eval_args(args, env)?;
             return self.call_value(&fv, a);
         }
-        let fv = self.eval(f, env)?;
+        // A global callee is read through its cached index directly.
+        let fv = match f {
+            Expr::Name(Name::Global(n, at)) => {
+                self.global_at(n, at).ok_or_else(|| name_error(n))?
+            }
+            _ => self.eval(f, env)?,
+        };
         if let Value::Obj(o) = &fv {
             if let Some(func) = o.as_any().downcast_ref::<Function>() {
-                let d = &func.def;
-                if args.len() <= d.npos
-                    && d.vararg.is_none()
-                    && d.kwarg.is_none()
-                    && !d.is_generator
-                    && args.iter().all(|a| matches!(a, Arg::Pos(_)))
-                {
-                    return self.call_positional(func, args, env);
+                if positional_fits(func, args, 0) {
+                    return self.call_positional(func, None, args, env);
                 }
             }
         }

@@ -193,12 +193,7 @@ impl Vm<'_> {
             let mut i = r.start;
             while (r.step > 0 && i < r.stop) || (r.step < 0 && i > r.stop) {
                 self.check_interrupt_fast()?;
-                match (target, &env.frame) {
-                    (Expr::Name(Name::Local(slot, _)), Some(f)) => {
-                        super::fast::set_slot(f, *slot, Value::Int(i))
-                    }
-                    _ => self.assign(target, Value::Int(i), env)?,
-                }
+                self.bind_loop_target(target, Value::Int(i), env)?;
                 match self.exec_block(body, env)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Return(v) => return Ok(Flow::Return(v)),
@@ -221,7 +216,7 @@ impl Vm<'_> {
                 };
                 i += 1;
                 self.check_interrupt_fast()?;
-                self.assign(target, item, env)?;
+                self.bind_loop_target(target, item, env)?;
                 match self.exec_block(body, env)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Return(v) => return Ok(Flow::Return(v)),
@@ -233,7 +228,7 @@ impl Vm<'_> {
         let iter = self.get_iter(&it)?;
         while let Some(item) = self.next_item(&iter)? {
             self.check_interrupt_fast()?;
-            self.assign(target, item, env)?;
+            self.bind_loop_target(target, item, env)?;
             match self.exec_block(body, env)? {
                 Flow::Break => return Ok(Flow::Normal),
                 Flow::Return(v) => return Ok(Flow::Return(v)),
@@ -241,6 +236,18 @@ impl Vm<'_> {
             }
         }
         self.exec_block(orelse, env)
+    }
+
+    /// Stores a loop's next item: straight into the slot for a local name.
+    #[inline(always)]
+    fn bind_loop_target(&mut self, target: &Expr, v: Value, env: &Env) -> PyResult<()> {
+        match (target, &env.frame) {
+            (Expr::Name(Name::Local(slot, _)), Some(f)) => {
+                super::fast::set_slot(f, *slot, v);
+                Ok(())
+            }
+            _ => self.assign(target, v, env),
+        }
     }
 
     fn aug_assign(
@@ -280,13 +287,25 @@ impl Vm<'_> {
     }
 
     /// `+=` on a list extends it in place (other holders see the change), as in Python.
-    fn inplace(&mut self, op: super::object::BinOp, a: &Value, b: &Value) -> PyResult<Value> {
+    /// A failed operation names the augmented operator (`+=`), as CPython does.
+    pub fn inplace(&mut self, op: super::object::BinOp, a: &Value, b: &Value) -> PyResult<Value> {
         if let (super::object::BinOp::Add, Value::List(l)) = (op, a) {
             let items = self.iter_values(b)?;
             l.borrow_mut().extend(items);
             return Ok(a.clone());
         }
-        self.binop(op, a, b)
+        self.binop(op, a, b).map_err(|mut e| {
+            let plain = format!(
+                "unsupported operand type(s) for {}:",
+                super::ops::op_symbol(op)
+            );
+            if e.0.value.is_none() && e.0.type_name == "TypeError" {
+                if let Some(rest) = e.0.message.strip_prefix(&plain) {
+                    e.0.message = format!("{}=:{rest}", &plain[..plain.len() - 1]);
+                }
+            }
+            e
+        })
     }
 
     fn delete(&mut self, t: &Expr, env: &Env) -> PyResult<()> {
@@ -347,7 +366,11 @@ impl Vm<'_> {
                 .insert("__doc__".into(), Value::Str(doc.clone()));
         }
         self.exec_block(body, &cenv)?;
-        let dict = ns.borrow().clone();
+        let dict = ns
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let cls = Value::Obj(Rc::new(Class {
             name: name.to_string(),
             module: "__main__".into(),

@@ -111,7 +111,7 @@ fn class_in(name: &str, base: Option<Value>, module: &str) -> Value {
         name: name.to_string(),
         module: module.into(),
         base,
-        dict: RefCell::new(IndexMap::new()),
+        dict: RefCell::new(IndexMap::default()),
         builtin: module == "builtins",
     }))
 }
@@ -185,7 +185,7 @@ impl Vm<'_> {
 }
 
 pub fn exc_instance(cls: Value, args: Vec<Value>) -> Value {
-    let mut attrs = IndexMap::new();
+    let mut attrs = IndexMap::default();
     attrs.insert("args".to_string(), Value::tuple(args));
     Value::Obj(Rc::new(Instance {
         class: cls,

@@ -21,7 +21,19 @@ const FRAME_POOL: usize = 64;
 #[inline(always)]
 pub fn set_slot(f: &Frame, i: u32, v: Value) {
     if let Some(slot) = f.slots.borrow_mut().get_mut(i as usize) {
-        *slot = Some(v);
+        if let Some(old) = slot.replace(v) {
+            discard(old);
+        }
+    }
+}
+
+/// Drops a value, without the out-of-line drop call when it is an inline kind (None,
+/// bool, int, float) that owns nothing: most values overwritten in loops are ints.
+#[inline(always)]
+pub fn discard(v: Value) {
+    match v {
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
+        other => drop(other),
     }
 }
 
@@ -34,6 +46,49 @@ fn leaf(e: &Expr, env: &Env) -> Option<Value> {
             env.frame.as_ref()?.slots.borrow().get(*i as usize)?.clone()
         }
         _ => None,
+    }
+}
+
+/// The int held by an int constant or a bound local slot, read without cloning.
+#[inline(always)]
+fn peek_int(e: &Expr, env: &Env) -> Option<i64> {
+    match e {
+        Expr::Const(Value::Int(x)) => Some(*x),
+        Expr::Name(Name::Local(i, _)) => {
+            match env.frame.as_ref()?.slots.borrow().get(*i as usize) {
+                Some(Some(Value::Int(x))) => Some(*x),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Int arithmetic that stays in `i64`: `None` sends the operation to the general path,
+/// which overflows into the big-int handling or raises as Python does.
+#[inline(always)]
+fn int_op(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        // With a positive divisor Python's floor division and modulo are the Euclidean
+        // ones; other signs take the general path.
+        BinOp::Mod if y > 0 => Some(x.rem_euclid(y)),
+        BinOp::FloorDiv if y > 0 => Some(x.div_euclid(y)),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn int_cmp(op: CmpOp, x: i64, y: i64) -> bool {
+    match op {
+        CmpOp::Lt => x < y,
+        CmpOp::Le => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::Ge => x >= y,
+        CmpOp::Eq => x == y,
+        CmpOp::Ne => x != y,
     }
 }
 
@@ -60,39 +115,36 @@ impl Vm<'_> {
             }
             Expr::Name(n) => self.load(n, env),
             Expr::Bin(op, a, b) => {
-                let a = self.eval_operand(a, env)?;
-                let b = self.eval_operand(b, env)?;
-                if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
-                    let (x, y) = (*x, *y);
-                    let r = match op {
-                        BinOp::Add => x.checked_add(y),
-                        BinOp::Sub => x.checked_sub(y),
-                        BinOp::Mul => x.checked_mul(y),
-                        // With a positive divisor Python's floor division and modulo
-                        // are the Euclidean ones; other signs take the general path.
-                        BinOp::Mod if y > 0 => Some(x.rem_euclid(y)),
-                        BinOp::FloorDiv if y > 0 => Some(x.div_euclid(y)),
-                        _ => None,
-                    };
-                    if let Some(r) = r {
-                        return Ok(Value::Int(r));
-                    }
+                // An int operand already in a slot or a constant is read in place, with
+                // no clone and no drop; the left one is read before the right one runs,
+                // as Python loads it first.
+                let a = match peek_int(a, env) {
+                    Some(x) => Value::Int(x),
+                    None => self.eval(a, env)?,
+                };
+                let b = match peek_int(b, env) {
+                    Some(y) => Value::Int(y),
+                    None => self.eval(b, env)?,
+                };
+                match (a, b) {
+                    (Value::Int(x), Value::Int(y)) => match int_op(*op, x, y) {
+                        Some(r) => Ok(Value::Int(r)),
+                        None => self.binop(*op, &Value::Int(x), &Value::Int(y)),
+                    },
+                    (a, b) => self.binop(*op, &a, &b),
                 }
-                self.binop(*op, &a, &b)
             }
             Expr::Compare(first, rest) if rest.len() == 1 => {
                 let (op, second) = &rest[0];
+                if let (Cmp::Op(o), Some(x)) = (op, peek_int(first, env)) {
+                    if let Some(y) = peek_int(second, env) {
+                        return Ok(Value::Bool(int_cmp(*o, x, y)));
+                    }
+                }
                 let a = self.eval_operand(first, env)?;
                 let b = self.eval_operand(second, env)?;
                 if let (Cmp::Op(o), Value::Int(x), Value::Int(y)) = (op, &a, &b) {
-                    return Ok(Value::Bool(match o {
-                        CmpOp::Lt => x < y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Ge => x >= y,
-                        CmpOp::Eq => x == y,
-                        CmpOp::Ne => x != y,
-                    }));
+                    return Ok(Value::Bool(int_cmp(*o, *x, *y)));
                 }
                 self.compare(*op, &a, &b)
             }
@@ -105,7 +157,7 @@ impl Vm<'_> {
         env.line.set(s.line);
         match &s.kind {
             StmtKind::Expr(e) => {
-                self.eval(e, env)?;
+                discard(self.eval(e, env)?);
                 Ok(Flow::Normal)
             }
             StmtKind::Assign(targets, value) if targets.len() == 1 => {
@@ -120,6 +172,25 @@ impl Vm<'_> {
                 Some(e) => self.eval_operand(e, env)?,
                 None => Value::None,
             })),
+            // `n += k` on an int local: read in place, written back to the same slot.
+            StmtKind::AugAssign(target @ Expr::Name(Name::Local(slot, _)), op, value) => {
+                let (Some(f), Some(x)) = (&env.frame, peek_int(target, env)) else {
+                    return self.exec_slow(s, env);
+                };
+                let y = match peek_int(value, env) {
+                    Some(y) => Value::Int(y),
+                    None => self.eval(value, env)?,
+                };
+                let r = match y {
+                    Value::Int(y) => match int_op(*op, x, y) {
+                        Some(r) => Value::Int(r),
+                        None => self.inplace(*op, &Value::Int(x), &Value::Int(y))?,
+                    },
+                    y => self.inplace(*op, &Value::Int(x), &y)?,
+                };
+                set_slot(f, *slot, r);
+                Ok(Flow::Normal)
+            }
             StmtKind::If(test, body, orelse) => {
                 let t = self.eval(test, env)?;
                 let t = match t {
@@ -138,6 +209,7 @@ impl Vm<'_> {
 
     /// A global (or builtin) read through the index cached at its use site: a check of
     /// one key instead of hashing the name, and a full lookup when the cache misses.
+    #[inline]
     pub fn global_at(&self, name: &Rc<str>, at: &std::cell::Cell<u32>) -> Option<Value> {
         let g = self.core.globals.borrow();
         if let Some((k, v)) = g.get_index(at.get() as usize) {
@@ -158,10 +230,7 @@ impl Vm<'_> {
         if let Some(mut f) = self.frame_pool.pop() {
             if let Some(m) = Rc::get_mut(&mut f) {
                 m.parent = parent;
-                let slots = m.slots.get_mut();
-                for _ in 0..n {
-                    slots.push(None);
-                }
+                m.slots.get_mut().resize_with(n, || None);
                 return f;
             }
         }
@@ -172,7 +241,12 @@ impl Vm<'_> {
     pub fn release_frame(&mut self, mut f: Rc<Frame>) {
         if self.frame_pool.len() < FRAME_POOL {
             if let Some(m) = Rc::get_mut(&mut f) {
-                m.slots.get_mut().clear();
+                let slots = m.slots.get_mut();
+                while let Some(v) = slots.pop() {
+                    if let Some(v) = v {
+                        discard(v);
+                    }
+                }
                 m.parent = None;
                 self.frame_pool.push(f);
             }

@@ -13,6 +13,7 @@ use super::ast::FuncDef;
 use super::exc::PyResult;
 use super::object::{Ctx, Object};
 use super::value::{HashKey, Value};
+use super::vm::FastHash;
 
 /// A function call's local slots, linked to the frame it was defined in (for closures).
 pub struct Frame {
@@ -54,7 +55,7 @@ pub struct Function {
     pub defaults: Vec<Option<Value>>,
     pub closure: Option<Rc<Frame>>,
     pub qualname: String,
-    pub attrs: RefCell<IndexMap<String, Value>>,
+    pub attrs: RefCell<IndexMap<String, Value, FastHash>>,
     /// The class whose body defined this function, for zero-argument `super()`.
     pub owner: RefCell<Option<Value>>,
 }
@@ -83,7 +84,7 @@ pub struct Class {
     pub name: String,
     pub module: String,
     pub base: Option<Value>,
-    pub dict: RefCell<IndexMap<String, Value>>,
+    pub dict: RefCell<IndexMap<String, Value, FastHash>>,
     /// Builtin exception classes print as `<class 'ValueError'>`.
     pub builtin: bool,
 }
@@ -99,13 +100,16 @@ impl Class {
         }
         out
     }
+    /// `name` in this class or its nearest ancestor defining it (walked without
+    /// collecting the chain, since every method call looks up its method here).
     pub fn lookup(&self, name: &str) -> Option<Value> {
-        for c in self.mro() {
-            if let Some(v) = c.dict.borrow().get(name) {
+        let mut cur = self;
+        loop {
+            if let Some(v) = cur.dict.borrow().get(name) {
                 return Some(v.clone());
             }
+            cur = cur.base.as_ref().and_then(|b| b.downcast::<Class>())?;
         }
-        None
     }
     /// The first native class among the ancestors, if any.
     pub fn native_base(&self) -> Option<Value> {
@@ -152,7 +156,7 @@ impl Object for Class {
 
 pub struct Instance {
     pub class: Value,
-    pub attrs: RefCell<IndexMap<String, Value>>,
+    pub attrs: RefCell<IndexMap<String, Value, FastHash>>,
 }
 
 impl Instance {
