@@ -2,8 +2,9 @@
 //! (Dense 784→128 relu, Dense 10 softmax, sparse categorical cross-entropy, Adam; 101,770
 //! parameters) trained for one epoch over synthetic MNIST-shaped samples at batch 128 through
 //! `keras::fit`, on the plain engine, on a strategy of one CPU replica and on a strategy of
-//! two, in the same process. It reports samples/s for each, the speed-up of two replicas over
-//! one, where the step time went (compute, all-reduce including waiting, update), and two
+//! two, in the same process (the two strategies in alternating rounds, each keeping its
+//! fastest epoch). It reports samples/s for each, the speed-up of two replicas over one,
+//! where the step time went (compute, all-reduce including waiting, update), and two
 //! micro-measurements: one empty dispatch to every replica and one bare ring all-reduce of
 //! the gradient. Timings are printed, never asserted.
 
@@ -97,35 +98,63 @@ pub fn dispatch_cost(n: usize, iters: usize) -> Result<Duration> {
     Ok(start.elapsed() / iters.max(1) as u32)
 }
 
-/// Mean time of one bare ring all-reduce of `len` values over `n` replicas (no compute).
+/// Mean time of one bare ring all-reduce of `len` values over `n` replicas (no compute). The
+/// replicas run the reductions back to back inside one dispatch, as a training step calls
+/// the all-reduce from inside its own job, so the dispatch is not counted.
 pub fn all_reduce_cost(n: usize, len: usize, iters: usize) -> Result<Duration> {
-    let pool = ReplicaPool::new(n, move |_| Ok::<_, DistributeError>(vec![1.0f32; len]))?;
+    // Zeros stay zeros, so every round adds ordinary numbers (no overflow to infinity).
+    let pool = ReplicaPool::new(n, move |_| Ok::<_, DistributeError>(vec![0.0f32; len]))?;
     let ring = RingAllReduce::new(n);
-    let start = Instant::now();
-    for _ in 0..iters {
+    // Several batches of back-to-back reductions; the fastest batch is the figure, so a
+    // moment of other work on the machine does not decide it.
+    let mut best = Duration::MAX;
+    for _ in 0..ROUNDS.max(1) * 2 {
         let results = pool.run(|rank, buf| {
-            ring.all_reduce_host(rank, buf)
-                .map_err(|source| DistributeError::Device { rank, source })
+            let start = Instant::now();
+            for _ in 0..iters {
+                ring.all_reduce_host(rank, buf)
+                    .map_err(|source| DistributeError::Device { rank, source })?;
+            }
+            Ok::<_, DistributeError>(start.elapsed())
         });
+        let mut slowest = Duration::ZERO;
         for r in results {
-            r??;
+            slowest = slowest.max(r??);
         }
+        best = best.min(slowest / iters.max(1) as u32);
     }
-    Ok(start.elapsed() / iters.max(1) as u32)
+    Ok(best)
 }
+
+/// Alternating rounds of the 1- and 2-replica epochs; each side keeps its fastest.
+const ROUNDS: usize = 3;
 
 /// The whole benchmark over `samples` examples (60,000 in the CLI): returns the report text.
 pub fn run_train_bench(factory: DeviceFactory, samples: usize) -> KResult<String> {
     let batch = 128;
     let (x, y) = synthetic_data(samples, 7);
     let plain = bench_train(samples, batch)?;
-    let one = train_epoch(1, &factory, &x, &y, batch)?;
-    let two = train_epoch(2, &factory, &x, &y, batch)?;
+    // One epoch lasts under a second, so a moment of other work on the machine can cost
+    // either side a lot: the two are measured in alternating rounds, keeping each one's
+    // fastest epoch (steady state, as one quotes TensorFlow's figures).
+    let mut one = train_epoch(1, &factory, &x, &y, batch)?;
+    let mut two = train_epoch(2, &factory, &x, &y, batch)?;
+    for _ in 1..ROUNDS {
+        let a = train_epoch(1, &factory, &x, &y, batch)?;
+        if a.samples_per_second > one.samples_per_second {
+            one = a;
+        }
+        let b = train_epoch(2, &factory, &x, &y, batch)?;
+        if b.samples_per_second > two.samples_per_second {
+            two = b;
+        }
+    }
     let dispatch = dispatch_cost(2, 2000).map_err(to_keras)?;
-    let reduce = all_reduce_cost(2, 101_770, 500).map_err(to_keras)?;
+    let reduce = all_reduce_cost(2, 101_770, 200).map_err(to_keras)?;
     let step_two = 128.0 / two.samples_per_second.max(1e-9);
     let mut out = format!(
-        "train MLP 784-128-10 adam, {samples} samples, batch {batch}, plain engine: {:.0} samples/s\n",
+        "train MLP 784-128-10 adam, {samples} samples, batch {batch}, plain engine: {:.0} samples/s \
+         (replica rows: the fastest of {ROUNDS} alternating epochs)\n",
         plain.samples_per_sec
     );
     for r in [&one, &two] {

@@ -18,6 +18,7 @@ use super::strategy::{MirroredStrategy, ModelId};
 use super::DistributeError;
 use crate::device::{DTensor, Device, DeviceError};
 use crate::keras::trainer::example_lens;
+use crate::keras::Rows;
 use crate::keras::{
     CompileConfig, HostArray, KResult, KerasError, ModelConfig, OptimizerState, Plan, Replica,
     StepStats, Trainer,
@@ -149,6 +150,27 @@ pub struct MirroredTrainer {
 }
 
 impl MirroredTrainer {
+    /// Adds a step's times to the fit statistics the strategy shows, and returns its sums.
+    fn record_step(
+        &mut self,
+        start: Instant,
+        batch: usize,
+        stepped: super::Result<(BatchSums, Vec<[std::time::Duration; 3]>)>,
+    ) -> KResult<StepStats> {
+        let (sums, times) = stepped.map_err(to_keras)?;
+        let mut guard = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            drop(guard);
+            self.begin_fit(batch);
+            guard = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        }
+        if let Some(st) = guard.as_mut() {
+            st.add_step(start.elapsed(), batch, &times);
+            self.strategy.publish_stats(st.clone());
+        }
+        Ok(to_stats(sums))
+    }
+
     /// Builds one engine replica per strategy replica, each on its own thread with a device
     /// from the strategy's factory, all starting from `weights` (Keras order), compiled with
     /// `compile` when given. `seed` feeds dropout (mixed with each replica's rank).
@@ -277,21 +299,15 @@ impl Trainer for MirroredTrainer {
         self.check_batch(x, Some(y), batch)?;
         let (x_per, y_per) = example_lens(self)?;
         let start = Instant::now();
-        let (sums, times) = self
-            .strategy
-            .train_step(self.id, x, x_per, y, y_per)
-            .map_err(to_keras)?;
-        let mut guard = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
-            drop(guard);
-            self.begin_fit(batch);
-            guard = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        }
-        if let Some(st) = guard.as_mut() {
-            st.add_step(start.elapsed(), batch, &times);
-            self.strategy.publish_stats(st.clone());
-        }
-        Ok(to_stats(sums))
+        let stepped = self.strategy.train_step(self.id, x, x_per, y, y_per);
+        self.record_step(start, batch, stepped)
+    }
+    /// `fit`'s shuffled batches: `fit` checked the whole data set, and every replica gathers
+    /// its own share of the rows.
+    fn train_rows(&mut self, rows: Rows<'_>, _: &mut (Vec<f32>, Vec<f32>)) -> KResult<StepStats> {
+        let start = Instant::now();
+        let stepped = self.strategy.train_step_rows(self.id, rows);
+        self.record_step(start, rows.idx.len(), stepped)
     }
     fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
         self.check_batch(x, Some(y), batch)?;

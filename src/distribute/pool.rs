@@ -224,7 +224,11 @@ impl<S: 'static> ReplicaPool<S> {
                 .store(control.epoch, Ordering::Release);
             self.shared.work.notify_all();
         }
-        spin_until(|| self.shared.pending_hint.load(Ordering::Acquire) == 0);
+        // When the replicas fill every core, a dispatcher that waited actively would share a
+        // core with a replica for the whole wait; it sleeps at once instead.
+        if n < cores() {
+            spin_until(|| self.shared.pending_hint.load(Ordering::Acquire) == 0);
+        }
         {
             let mut control = self.shared.lock();
             while control.pending > 0 {
@@ -283,6 +287,12 @@ impl<S: 'static> Drop for ReplicaPool<S> {
             let _ = handle.join();
         }
     }
+}
+
+/// The number of cores this process may run on (read once).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 thread_local! {

@@ -189,30 +189,58 @@ impl RingAllReduce {
         let len: usize = layouts[0].iter().sum();
         // SAFETY: as above.
         let left = unsafe { self.table((rank + n - 1) % n) };
+        // SAFETY: as above.
+        let right = unsafe { self.table((rank + 1) % n) };
         // Reduce-scatter: at step s, add the left neighbour's chunk (rank-1-s) into ours. The
         // left neighbour finished that chunk at step s-1 and is writing chunk (rank-2-s) now.
+        // The last step finishes chunk rank+1, which this rank also writes straight into its
+        // right neighbour's buffer: that is the all-gather's first step, done while the chunk
+        // is still in this core's cache (with two replicas, the whole all-gather).
         for s in 0..n - 1 {
             let c = (rank + 2 * n - 1 - s) % n;
+            let last = s == n - 2;
             let (lo, hi) = Self::chunk(len, n, c);
             for_pieces(&layouts[0], lo, hi, |seg, a, b| {
-                // SAFETY: both tables describe slices of equal lengths (checked above); the
-                // piece of chunk `c` in ours is written only by us in this step and the one
-                // in the left table is not written by anyone in this step (see the schedule
-                // above); the barrier orders the steps.
+                // SAFETY: every table describes slices of equal lengths (checked above). In
+                // this step the piece of chunk `c` in ours is written only by us and the one
+                // in the left table is not written by its owner, which is busy with chunk
+                // `c-1`. At the last step, chunk `c` = rank+1 of the right neighbour is
+                // touched by no one else: it works on chunk rank+2, reading it from us, and
+                // its own right neighbour reads chunk rank+3 (with two replicas the right and
+                // left neighbour are one rank, whose chunk `c` only we touch, element by
+                // element, reading before writing). The barrier orders the steps.
                 unsafe {
                     let mine = std::slice::from_raw_parts_mut(own[seg].0.add(a), b - a);
-                    let theirs =
-                        std::slice::from_raw_parts(left[seg].0.add(a) as *const f32, b - a);
-                    for (m, t) in mine.iter_mut().zip(theirs) {
-                        *m += *t;
+                    let (src, dst) = (left[seg].0.add(a), right[seg].0.add(a));
+                    if last && src == dst {
+                        // Two replicas: we read the neighbour's piece and then overwrite it
+                        // with the sum, element by element, through one exclusive slice.
+                        let theirs = std::slice::from_raw_parts_mut(src, b - a);
+                        for (m, t) in mine.iter_mut().zip(theirs.iter_mut()) {
+                            *m += *t;
+                            *t = *m;
+                        }
+                    } else if last {
+                        let theirs = std::slice::from_raw_parts(src as *const f32, b - a);
+                        let out = std::slice::from_raw_parts_mut(dst, b - a);
+                        for ((m, t), o) in mine.iter_mut().zip(theirs).zip(out.iter_mut()) {
+                            *m += *t;
+                            *o = *m;
+                        }
+                    } else {
+                        let theirs = std::slice::from_raw_parts(src as *const f32, b - a);
+                        for (m, t) in mine.iter_mut().zip(theirs) {
+                            *m += *t;
+                        }
                     }
                 }
             });
             self.gate.wait(false);
         }
-        // All-gather: rank r now owns the finished chunk r+1. At step s, copy chunk (rank-s)
-        // from the left neighbour, which finished it at step s-1 (or owns it, at s = 0).
-        for s in 0..n - 1 {
+        // All-gather: rank r holds the finished chunks r+1 and r (pushed by its left
+        // neighbour). At step s >= 1, copy chunk (rank-s) from the left neighbour, which got
+        // it at step s-1.
+        for s in 1..n - 1 {
             let c = (rank + n - s) % n;
             let (lo, hi) = Self::chunk(len, n, c);
             for_pieces(&layouts[0], lo, hi, |seg, a, b| {

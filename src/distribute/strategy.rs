@@ -189,6 +189,8 @@ pub struct Replica {
     pub spec: DeviceSpec,
     pub device: Box<dyn Device>,
     pub(crate) models: HashMap<u64, Box<dyn ReplicaModel>>,
+    /// This replica's share of a shuffled batch, gathered on its own thread (reused).
+    pub(crate) scratch: (Vec<f32>, Vec<f32>),
 }
 
 impl Replica {
@@ -260,6 +262,7 @@ impl MirroredStrategy {
                 spec,
                 device,
                 models: HashMap::new(),
+                scratch: (Vec::new(), Vec::new()),
             })
         })?;
         Ok(MirroredStrategy {

@@ -24,6 +24,7 @@ use super::stats::FitStats;
 use super::strategy::{first_error, MirroredStrategy, ModelId};
 use super::{DistributeError, Result};
 use crate::device::{DTensor, Device, DeviceError};
+use crate::keras::Rows;
 
 pub use super::model::{BoxError, NoObserver, ReplicaModel};
 
@@ -50,11 +51,45 @@ fn rows<'a>(data: &'a [f32], width: usize, range: &Range<usize>) -> &'a [f32] {
         .unwrap_or(&[])
 }
 
-/// Copies the rows named by `order` into `out` (reused between steps).
-fn gather(data: &[f32], width: usize, order: &[usize], out: &mut Vec<f32>) {
-    out.clear();
-    for &i in order {
-        out.extend_from_slice(data.get(i * width..(i + 1) * width).unwrap_or(&[]));
+/// A global batch: contiguous rows of a data set, or the examples a shuffled order names,
+/// which every replica gathers for its own share on its own thread.
+#[derive(Clone, Copy)]
+enum Batch<'a> {
+    Contiguous {
+        x: &'a [f32],
+        x_width: usize,
+        y: &'a [f32],
+        y_width: usize,
+    },
+    Gathered(Rows<'a>),
+}
+
+impl<'a> Batch<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Batch::Contiguous { x, x_width, .. } => x.len().checked_div(*x_width).unwrap_or(0),
+            Batch::Gathered(r) => r.idx.len(),
+        }
+    }
+
+    /// The rows `part` of the batch, borrowed in place or gathered into the scratch buffers.
+    fn share<'s>(
+        &'s self,
+        part: &Range<usize>,
+        scratch: &'s mut (Vec<f32>, Vec<f32>),
+    ) -> (&'s [f32], &'s [f32]) {
+        match self {
+            Batch::Contiguous {
+                x,
+                x_width,
+                y,
+                y_width,
+            } => (rows(x, *x_width, part), rows(y, *y_width, part)),
+            Batch::Gathered(r) => {
+                r.gather(part.clone(), &mut scratch.0, &mut scratch.1);
+                (&scratch.0, &scratch.1)
+            }
+        }
     }
 }
 
@@ -142,14 +177,36 @@ impl MirroredStrategy {
         y: &[f32],
         y_width: usize,
     ) -> Result<(BatchSums, Vec<[Duration; 3]>)> {
-        let global = x.len().checked_div(x_width).unwrap_or(0);
+        self.step(
+            id,
+            Batch::Contiguous {
+                x,
+                x_width,
+                y,
+                y_width,
+            },
+        )
+    }
+
+    /// [`Self::train_step`] on the examples `rows.idx` of a data set: every replica gathers
+    /// its own share of them, in parallel, instead of one thread copying the whole batch.
+    pub fn train_step_rows(
+        &self,
+        id: ModelId,
+        rows: Rows<'_>,
+    ) -> Result<(BatchSums, Vec<[Duration; 3]>)> {
+        self.step(id, Batch::Gathered(rows))
+    }
+
+    fn step(&self, id: ModelId, batch: Batch<'_>) -> Result<(BatchSums, Vec<[Duration; 3]>)> {
+        let global = batch.len();
         let ranges = split_batch(global, self.num_replicas_in_sync());
         let reducer = &*self.reducer;
         let results = self.pool.run_fallible(|rank, replica| {
             let range = ranges.get(rank).cloned().unwrap_or(0..0);
-            let xs = rows(x, x_width, &range);
-            let ys = rows(y, y_width, &range);
-            match replica.model(id) {
+            let mut scratch = std::mem::take(&mut replica.scratch);
+            let (xs, ys) = batch.share(&range, &mut scratch);
+            let outcome = match replica.model(id) {
                 Ok((model, device)) => {
                     replica_step(reducer, rank, model, device, xs, ys, range.len(), global)
                 }
@@ -157,7 +214,9 @@ impl MirroredStrategy {
                     reducer.abort();
                     Err(e)
                 }
-            }
+            };
+            replica.scratch = scratch;
+            outcome
         });
         let mut total = BatchSums::default();
         let mut times = Vec::with_capacity(results.len());
@@ -214,7 +273,6 @@ impl MirroredStrategy {
         stats.gradient_len = self.gradient_len(id)?;
         let mut history = History::default();
         let mut order: Vec<usize> = (0..samples).collect();
-        let (mut xbuf, mut ybuf) = (Vec::new(), Vec::new());
         observer.on_train_begin(opts.epochs, batches.len());
         let mut stop = false;
         for epoch in opts.initial_epoch..opts.epochs {
@@ -232,19 +290,23 @@ impl MirroredStrategy {
                     *self.last_stats.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
                     return Err(DistributeError::Interrupted);
                 }
-                let (xs, ys) = if opts.shuffle_seed.is_some() {
-                    let idx = order.get(range.clone()).unwrap_or(&[]);
-                    gather(data.x, data.x_width, idx, &mut xbuf);
-                    gather(data.y, data.y_width, idx, &mut ybuf);
-                    (xbuf.as_slice(), ybuf.as_slice())
+                let start = Instant::now();
+                let (sums, times) = if opts.shuffle_seed.is_some() {
+                    let rows = Rows {
+                        x: data.x,
+                        x_per: data.x_width,
+                        y: data.y,
+                        y_per: data.y_width,
+                        idx: order.get(range.clone()).unwrap_or(&[]),
+                    };
+                    self.train_step_rows(id, rows)?
                 } else {
-                    (
+                    let (xs, ys) = (
                         rows(data.x, data.x_width, range),
                         rows(data.y, data.y_width, range),
-                    )
+                    );
+                    self.train_step(id, xs, data.x_width, ys, data.y_width)?
                 };
-                let start = Instant::now();
-                let (sums, times) = self.train_step(id, xs, data.x_width, ys, data.y_width)?;
                 stats.add_step(start.elapsed(), range.len(), &times);
                 running.add(&sums);
                 if observer.on_batch_end(epoch, step, &running.means(&names)) == FitControl::Stop {

@@ -7,7 +7,7 @@
 use super::callbacks::{Callback, TrainInfo};
 use super::error::{KResult, KerasError};
 use super::replica::StepStats;
-use super::trainer::{example_lens, Trainer};
+use super::trainer::{example_lens, Rows, Trainer};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -127,13 +127,6 @@ fn count(data: &Data, x_per: usize, y_per: usize) -> KResult<usize> {
     Ok(n)
 }
 
-fn gather(src: &[f32], per: usize, idx: &[usize], out: &mut Vec<f32>) {
-    out.clear();
-    for &i in idx {
-        out.extend_from_slice(&src[i * per..(i + 1) * per]);
-    }
-}
-
 fn interrupted(flag: Option<&AtomicBool>) -> KResult<()> {
     match flag {
         Some(f) if f.load(Ordering::SeqCst) => Err(KerasError::Interrupted),
@@ -173,7 +166,7 @@ pub fn fit(
     t.check_batch(&data.x[..n * x_per], Some(&data.y[..n * y_per]), n)?;
     let mut history = History::default();
     let mut order: Vec<usize> = (0..n).collect();
-    let (mut xb, mut yb) = (Vec::new(), Vec::new());
+    let mut scratch = (Vec::new(), Vec::new());
     let info = TrainInfo {
         epochs: opts.epochs,
         initial_epoch: opts.initial_epoch,
@@ -195,9 +188,14 @@ pub fn fit(
         let mut run = Running::new(t);
         for (b, idx) in order.chunks(batch_size).enumerate() {
             interrupted(interrupt)?;
-            gather(data.x, x_per, idx, &mut xb);
-            gather(data.y, y_per, idx, &mut yb);
-            let stats = t.train_batch(&xb, &yb, idx.len())?;
+            let rows = Rows {
+                x: data.x,
+                x_per,
+                y: data.y,
+                y_per,
+                idx,
+            };
+            let stats = t.train_rows(rows, &mut scratch)?;
             let invalid = !stats.loss_sum.is_finite();
             if invalid && opts.on_nan == OnNaN::Raise {
                 return Err(KerasError::NanLoss { epoch, batch: b });

@@ -49,4 +49,4 @@ pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
 pub use init::{initial_weights, HostArray};
 pub use replica::{GradSync, OptimizerState, Replica, StepStats};
 pub use saving::{load_model, load_weights, save_model, save_weights, SavedModel};
-pub use trainer::Trainer;
+pub use trainer::{Rows, Trainer};

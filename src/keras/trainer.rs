@@ -9,6 +9,32 @@ use super::error::{KResult, KerasError};
 use super::init::HostArray;
 use super::replica::{OptimizerState, Replica, StepStats};
 
+/// The examples `idx` of a data set (row-major `x` and `y`, `x_per` and `y_per` values per
+/// example): one shuffled batch, not yet gathered into one buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a> {
+    pub x: &'a [f32],
+    pub x_per: usize,
+    pub y: &'a [f32],
+    pub y_per: usize,
+    pub idx: &'a [usize],
+}
+
+impl Rows<'_> {
+    /// Copies the examples `idx[part]` into `xb` and `yb` (reused between steps). Indices
+    /// outside the data set copy nothing; callers validate the data set beforehand.
+    pub fn gather(&self, part: std::ops::Range<usize>, xb: &mut Vec<f32>, yb: &mut Vec<f32>) {
+        xb.clear();
+        yb.clear();
+        for &i in self.idx.get(part).unwrap_or(&[]) {
+            let xs = self.x.get(i * self.x_per..(i + 1) * self.x_per);
+            xb.extend_from_slice(xs.unwrap_or(&[]));
+            let ys = self.y.get(i * self.y_per..(i + 1) * self.y_per);
+            yb.extend_from_slice(ys.unwrap_or(&[]));
+        }
+    }
+}
+
 pub trait Trainer {
     fn config(&self) -> &ModelConfig;
     fn plan(&self) -> &Plan;
@@ -17,6 +43,18 @@ pub trait Trainer {
     fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()>;
     /// One optimizer step on a global batch; returns sums over the whole batch.
     fn train_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats>;
+    /// One optimizer step on the examples `rows.idx` of a data set that `check_batch` has
+    /// accepted whole. The default gathers them into one batch in `scratch`; a trainer that
+    /// splits the batch across replicas lets each replica gather its own share instead, in
+    /// parallel, so no thread copies the whole batch between steps.
+    fn train_rows(
+        &mut self,
+        rows: Rows<'_>,
+        scratch: &mut (Vec<f32>, Vec<f32>),
+    ) -> KResult<StepStats> {
+        rows.gather(0..rows.idx.len(), &mut scratch.0, &mut scratch.1);
+        self.train_batch(&scratch.0, &scratch.1, rows.idx.len())
+    }
     fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats>;
     fn predict_batch(&mut self, x: &[f32], batch: usize) -> KResult<Vec<f32>>;
     fn get_weights(&self) -> KResult<Vec<HostArray>>;
