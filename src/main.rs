@@ -119,9 +119,9 @@ fn bench(which: Option<BenchWhich>) -> anyhow::Result<ExitCode> {
     };
     match which {
         Some(BenchWhich::Train { device, samples }) => run_train(&device, samples)?,
-        Some(BenchWhich::Interp) => print!("{}", b::interp()),
+        Some(BenchWhich::Interp) => println!("{}", b::interp()),
         None => {
-            print!("{}", b::interp());
+            println!("{}", b::interp());
             run_train("cpu", b::EPOCH_SAMPLES)?;
         }
     }
