@@ -34,6 +34,7 @@ mod convert;
 mod convert_expr;
 mod ctxmgr;
 mod eval_expr;
+mod eval_guard;
 mod eval_stmt;
 mod exceptions;
 mod fast;
