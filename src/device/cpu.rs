@@ -12,7 +12,9 @@ mod window;
 
 pub use math::{dropout_uniform, erf};
 
-use super::{Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window};
+use super::{
+    same_len, Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
+};
 
 /// A CPU replica's device (`CPU:0`, or a logical CPU device `CPU:1`, ...).
 pub struct CpuDevice {
@@ -38,18 +40,6 @@ pub(crate) fn host_mut(t: &mut DTensor) -> DResult<&mut [f32]> {
     match &mut t.buf {
         Buffer::Host(v) => Ok(v.as_mut_slice()),
         Buffer::Cuda(_) => Err(DeviceError::WrongDevice("CUDA memory")),
-    }
-}
-
-/// Fails with a shape error unless `a == b`; `what` names the operation.
-pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
-    if a == b {
-        Ok(())
-    } else {
-        Err(DeviceError::Shape {
-            op,
-            detail: format!("{a} elements against {b}"),
-        })
     }
 }
 

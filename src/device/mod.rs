@@ -163,6 +163,19 @@ pub struct Window {
     pub out_w: usize,
 }
 
+/// Fails with a shape error unless `a == b`; `op` names the operation. Every device checks
+/// lengths with it, so their messages match.
+pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(DeviceError::Shape {
+            op,
+            detail: format!("{a} elements against {b}"),
+        })
+    }
+}
+
 /// The operations the engine needs. Every method checks shapes and returns
 /// `DeviceError::Shape` rather than panicking. Outputs are written into tensors the caller
 /// allocated with `zeros`, so steady-state training allocates nothing.

@@ -14,7 +14,7 @@ use super::detect::{gpu_count, physical_device_name};
 use super::load::{Kernels, BLOCK, K};
 use super::CudaBuffer;
 use crate::device::{
-    Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
+    same_len, Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
 };
 
 /// One GPU replica (`GPU:0`, or logical GPU `GPU:3` on physical GPU 1).
@@ -42,14 +42,6 @@ pub(crate) fn cu_err(device: &str, e: impl std::fmt::Display) -> DeviceError {
 
 pub(crate) fn shape_err(op: &'static str, detail: String) -> DeviceError {
     DeviceError::Shape { op, detail }
-}
-
-pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
-    if a == b {
-        Ok(())
-    } else {
-        Err(shape_err(op, format!("{a} elements against {b}")))
-    }
 }
 
 /// A grid for a grid-stride loop over `n` elements.

@@ -4,8 +4,9 @@
 
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 
-use super::device::{flat, per_row, same_len, shape_err, CudaDevice};
+use super::device::{flat, per_row, shape_err, CudaDevice};
 use super::load::{BLOCK, K};
+use crate::device::same_len;
 use crate::device::{DResult, DTensor, DeviceError, LossKind, OptStep, Window};
 
 /// Reads a device error flag written by a kernel (0 = fine); waits for the stream.
@@ -143,15 +144,19 @@ fn input_len(w: &Window) -> usize {
     w.batch * w.height * w.width * w.channels
 }
 
-pub(super) fn im2col(dev: &CudaDevice, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()> {
-    let g = win("im2col", w)?;
-    same_len("im2col (input)", x.len(), input_len(w))?;
+/// The window of an unfolding (`im2col`) or folding (`col2im`) after checking that the
+/// image and the columns have the lengths the window implies.
+fn unfold_window(ops: [&'static str; 3], image: usize, cols: usize, w: &Window) -> DResult<Win> {
+    let g = win(ops[0], w)?;
+    same_len(ops[1], image, input_len(w))?;
     let patch = w.kernel_h * w.kernel_w * w.channels;
-    same_len(
-        "im2col (columns)",
-        cols.len(),
-        w.batch * w.out_h * w.out_w * patch,
-    )?;
+    same_len(ops[2], cols, w.batch * w.out_h * w.out_w * patch)?;
+    Ok(g)
+}
+
+pub(super) fn im2col(dev: &CudaDevice, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()> {
+    let ops = ["im2col", "im2col (input)", "im2col (columns)"];
+    let g = unfold_window(ops, x.len(), cols.len(), w)?;
     if cols.is_empty() {
         return Ok(());
     }
@@ -169,14 +174,8 @@ pub(super) fn col2im(
     w: &Window,
     dx: &mut DTensor,
 ) -> DResult<()> {
-    let g = win("col2im", w)?;
-    same_len("col2im (input)", dx.len(), input_len(w))?;
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    same_len(
-        "col2im (columns)",
-        cols.len(),
-        w.batch * w.out_h * w.out_w * patch,
-    )?;
+    let ops = ["col2im", "col2im (input)", "col2im (columns)"];
+    let g = unfold_window(ops, dx.len(), cols.len(), w)?;
     if dx.is_empty() {
         return Ok(());
     }
