@@ -126,9 +126,9 @@ impl Vm<'_> {
             let Arg::Pos(e) = a else {
                 return Err(PyErr::type_error("positional arguments expected"));
             };
-            let v = self.eval_operand(e, env)?;
+            let v = self.operand(e, env)?;
             if let Some(p) = def.params.get(i + skip) {
-                super::fast::set_slot(&frame, p.slot, v);
+                super::fast::set_slot_operand(&frame, p.slot, v);
             }
         }
         let given = args.len() + skip;
@@ -180,8 +180,13 @@ impl Vm<'_> {
                     self.release_frame(f);
                 }
                 Ok(match flow {
-                    Flow::Return(v) => v,
-                    _ => Value::None,
+                    Flow::Return(v) => super::fast::relay(v),
+                    // Normal, Break, Continue own nothing: forgotten, not dropped (see
+                    // `fast::split_int`).
+                    other => {
+                        std::mem::forget(other);
+                        Value::None
+                    }
                 })
             }
             Err(e) => Err(traceback_frame(func, env.line.get(), e)),

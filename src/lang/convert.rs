@@ -46,7 +46,7 @@ impl Converter {
 
     /// Resolves a name read or written in the innermost scope.
     pub fn resolve(&self, name: &str) -> Name {
-        let rc: Rc<str> = Rc::from(name);
+        let rc = intern(name);
         let n = self.scopes.len();
         let Some(top) = self.scopes.last() else {
             return Name::global(rc);
@@ -416,4 +416,25 @@ pub fn binop(op: ra::Operator) -> crate::lang::BinOp {
         BitAnd => B::BitAnd,
         FloorDiv => B::FloorDiv,
     }
+}
+
+thread_local! {
+    /// Every name the converter has resolved, one shared string each.
+    static NAMES: std::cell::RefCell<std::collections::HashSet<Rc<str>>> = Default::default();
+}
+
+/// The one shared string for `name` on this thread. Globals are keyed by the string of the
+/// statement that first stored them, so with shared strings the cached global lookup
+/// (`Vm::global_at`) confirms its key by pointer instead of comparing the text. The set
+/// grows only with the distinct names a session's cells use.
+fn intern(name: &str) -> Rc<str> {
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some(rc) = names.get(name) {
+            return rc.clone();
+        }
+        let rc: Rc<str> = Rc::from(name);
+        names.insert(rc.clone());
+        rc
+    })
 }

@@ -319,7 +319,9 @@ impl Vm<'_> {
                 if lb.len() as i64 >= super::ops::MAX_ITEMS {
                     return Err(PyErr::memory_error(""));
                 }
-                lb.push(v);
+                lb.push(super::fast::relay(v));
+                drop(lb);
+                super::fast::discard(o);
                 return Ok(Value::None);
             }
             if let Some(m) = plain_method(&o, name) {
@@ -347,7 +349,9 @@ impl Vm<'_> {
         if let Value::Obj(o) = &fv {
             if let Some(func) = o.as_any().downcast_ref::<Function>() {
                 if positional_fits(func, args, 0) {
-                    return self.call_positional(func, None, args, env);
+                    let r = self.call_positional(func, None, args, env);
+                    super::fast::discard(fv);
+                    return r;
                 }
             }
         }

@@ -25,7 +25,9 @@ impl Vm<'_> {
     pub fn exec_block(&mut self, body: &[Stmt], env: &Env) -> PyResult<Flow> {
         for s in body {
             match self.exec(s, env)? {
-                Flow::Normal => {}
+                // Forgotten rather than dropped: see `fast::split_int`.
+                f @ Flow::Normal => std::mem::forget(f),
+                Flow::Return(v) => return Ok(Flow::Return(super::fast::relay(v))),
                 other => return Ok(other),
             }
         }

@@ -3,6 +3,11 @@
 //! slots, integer `+ - *` and comparisons, calls and simple assignments are handled here,
 //! and everything else is sent to `eval_slow` / `exec_slow`. Function frames are recycled
 //! through a small pool, because allocating a frame was the largest cost of a call.
+//!
+//! Ints are moved by their parts here (`relay`, `operand`, `set_slot`). A value just
+//! written as two 8-byte stores (tag and payload) and then copied whole is read back with
+//! a 16-byte load, which the CPU cannot forward from the two pending stores: it waits for
+//! them to reach the cache, a stall that was the largest single cost of a loop iteration.
 
 use std::rc::Rc;
 
@@ -21,19 +26,91 @@ const FRAME_POOL: usize = 64;
 #[inline(always)]
 pub fn set_slot(f: &Frame, i: u32, v: Value) {
     if let Some(slot) = f.slots.borrow_mut().get_mut(i as usize) {
-        if let Some(old) = slot.replace(v) {
+        if matches!(
+            slot,
+            None | Some(Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_))
+        ) {
+            // SAFETY: the old content owns nothing (no reference count, no heap), so
+            // overwriting it without running its drop loses nothing; this skips both the
+            // out-of-line drop call and a whole-value read of the old content.
+            unsafe { std::ptr::write(slot, Some(relay(v))) };
+        } else if let Some(old) = slot.replace(v) {
             discard(old);
         }
     }
 }
 
+/// Stores an operand (see [`Vm::operand`]) into a frame slot.
+#[inline(always)]
+pub fn set_slot_operand(f: &Frame, i: u32, v: Result<i64, Value>) {
+    match v {
+        Ok(x) => set_slot(f, i, Value::Int(x)),
+        Err(v) => set_slot(f, i, v),
+    }
+}
+
+/// An operand as a value again.
+#[inline(always)]
+pub fn as_value(v: Result<i64, Value>) -> Value {
+    match v {
+        Ok(x) => Value::Int(x),
+        Err(v) => v,
+    }
+}
+
+/// The same value, rebuilt from its parts when it is an int, so that the move writes and
+/// reads 8-byte words instead of copying the whole value (see the module note).
+#[inline(always)]
+pub fn relay(v: Value) -> Value {
+    match split_int(v) {
+        Ok(x) => Value::Int(x),
+        Err(v) => v,
+    }
+}
+
+/// `v`'s int, or `v` handed back. The int is copied out and `v` forgotten: matching
+/// `Value::Int(x)` alone leaves `v` to its drop glue, an out-of-line call (for nothing)
+/// that also forces the value out of registers onto the stack.
+#[inline(always)]
+pub fn split_int(v: Value) -> Result<i64, Value> {
+    if let Value::Int(x) = v {
+        std::mem::forget(v);
+        Ok(x)
+    } else {
+        Err(v)
+    }
+}
+
+/// `v`'s bool, or `v` handed back; forgotten when taken, as in [`split_int`].
+#[inline(always)]
+pub fn split_bool(v: Value) -> Result<bool, Value> {
+    if let Value::Bool(b) = v {
+        std::mem::forget(v);
+        Ok(b)
+    } else {
+        Err(v)
+    }
+}
+
 /// Drops a value, without the out-of-line drop call when it is an inline kind (None,
 /// bool, int, float) that owns nothing: most values overwritten in loops are ints.
+/// The inline kinds are forgotten explicitly: an arm that merely does nothing still
+/// leaves `v` to the drop glue at the end of the function, which is the call to avoid.
 #[inline(always)]
 pub fn discard(v: Value) {
     match v {
-        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
-        other => drop(other),
+        // The reference counts of the commonest shared kinds are released inline; the
+        // out-of-line drop runs only when one reaches zero.
+        Value::Obj(o) => drop(o),
+        Value::List(l) => drop(l),
+        v if matches!(
+            v,
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_)
+        ) =>
+        {
+            std::mem::forget(v)
+        }
+        v => drop(v),
     }
 }
 
@@ -93,6 +170,19 @@ fn int_cmp(op: CmpOp, x: i64, y: i64) -> bool {
 }
 
 impl Vm<'_> {
+    /// An operand, with an int taken out of it by its parts (`Ok`), anything else as is
+    /// (`Err`): the callers' int paths then never copy a freshly written value whole.
+    #[inline(always)]
+    pub fn operand(&mut self, e: &Expr, env: &Env) -> PyResult<Result<i64, Value>> {
+        if let Some(x) = peek_int(e, env) {
+            return Ok(Ok(x));
+        }
+        match self.eval_operand(e, env) {
+            Ok(v) => Ok(split_int(v)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `eval`, with constants and locals read inline instead of through a call.
     #[inline(always)]
     pub fn eval_operand(&mut self, e: &Expr, env: &Env) -> PyResult<Value> {
@@ -118,20 +208,17 @@ impl Vm<'_> {
                 // An int operand already in a slot or a constant is read in place, with
                 // no clone and no drop; the left one is read before the right one runs,
                 // as Python loads it first.
-                let a = match peek_int(a, env) {
-                    Some(x) => Value::Int(x),
-                    None => self.eval(a, env)?,
-                };
-                let b = match peek_int(b, env) {
-                    Some(y) => Value::Int(y),
-                    None => self.eval(b, env)?,
-                };
+                let a = self.operand(a, env)?;
+                let b = self.operand(b, env)?;
                 match (a, b) {
-                    (Value::Int(x), Value::Int(y)) => match int_op(*op, x, y) {
+                    (Ok(x), Ok(y)) => match int_op(*op, x, y) {
                         Some(r) => Ok(Value::Int(r)),
                         None => self.binop(*op, &Value::Int(x), &Value::Int(y)),
                     },
-                    (a, b) => self.binop(*op, &a, &b),
+                    (a, b) => {
+                        let (a, b) = (as_value(a), as_value(b));
+                        self.binop(*op, &a, &b)
+                    }
                 }
             }
             Expr::Compare(first, rest) if rest.len() == 1 => {
@@ -141,12 +228,12 @@ impl Vm<'_> {
                         return Ok(Value::Bool(int_cmp(*o, x, y)));
                     }
                 }
-                let a = self.eval_operand(first, env)?;
-                let b = self.eval_operand(second, env)?;
-                if let (Cmp::Op(o), Value::Int(x), Value::Int(y)) = (op, &a, &b) {
-                    return Ok(Value::Bool(int_cmp(*o, *x, *y)));
+                let a = self.operand(first, env)?;
+                let b = self.operand(second, env)?;
+                match (op, a, b) {
+                    (Cmp::Op(o), Ok(x), Ok(y)) => Ok(Value::Bool(int_cmp(*o, x, y))),
+                    (_, a, b) => self.compare(*op, &as_value(a), &as_value(b)),
                 }
-                self.compare(*op, &a, &b)
             }
             Expr::Call(f, args) => self.eval_call(f, args, env),
             _ => self.eval_slow(e, env),
@@ -157,19 +244,22 @@ impl Vm<'_> {
         env.line.set(s.line);
         match &s.kind {
             StmtKind::Expr(e) => {
-                discard(self.eval(e, env)?);
+                match self.eval(e, env) {
+                    Ok(v) => discard(v),
+                    Err(e) => return Err(e),
+                }
                 Ok(Flow::Normal)
             }
             StmtKind::Assign(targets, value) if targets.len() == 1 => {
-                let v = self.eval_operand(value, env)?;
+                let v = self.operand(value, env)?;
                 match (&targets[0], &env.frame) {
-                    (Expr::Name(Name::Local(i, _)), Some(f)) => set_slot(f, *i, v),
-                    (t, _) => self.assign(t, v, env)?,
+                    (Expr::Name(Name::Local(i, _)), Some(f)) => set_slot_operand(f, *i, v),
+                    (t, _) => self.assign(t, as_value(v), env)?,
                 }
                 Ok(Flow::Normal)
             }
             StmtKind::Return(v) => Ok(Flow::Return(match v {
-                Some(e) => self.eval_operand(e, env)?,
+                Some(e) => as_value(self.operand(e, env)?),
                 None => Value::None,
             })),
             // `n += k` on an int local: read in place, written back to the same slot.
@@ -177,25 +267,20 @@ impl Vm<'_> {
                 let (Some(f), Some(x)) = (&env.frame, peek_int(target, env)) else {
                     return self.exec_slow(s, env);
                 };
-                let y = match peek_int(value, env) {
-                    Some(y) => Value::Int(y),
-                    None => self.eval(value, env)?,
-                };
-                let r = match y {
-                    Value::Int(y) => match int_op(*op, x, y) {
-                        Some(r) => Value::Int(r),
-                        None => self.inplace(*op, &Value::Int(x), &Value::Int(y))?,
+                let r = match self.operand(value, env)? {
+                    Ok(y) => match int_op(*op, x, y) {
+                        Some(r) => Ok(r),
+                        None => Err(self.inplace(*op, &Value::Int(x), &Value::Int(y))?),
                     },
-                    y => self.inplace(*op, &Value::Int(x), &y)?,
+                    Err(y) => Err(self.inplace(*op, &Value::Int(x), &y)?),
                 };
-                set_slot(f, *slot, r);
+                set_slot_operand(f, *slot, r);
                 Ok(Flow::Normal)
             }
             StmtKind::If(test, body, orelse) => {
-                let t = self.eval(test, env)?;
-                let t = match t {
-                    Value::Bool(b) => b,
-                    other => self.truthy(&other)?,
+                let t = match split_bool(self.eval(test, env)?) {
+                    Ok(b) => b,
+                    Err(other) => self.truthy(&other)?,
                 };
                 if t {
                     self.exec_block(body, env)
@@ -225,26 +310,36 @@ impl Vm<'_> {
         self.core.builtins.get(&**name).cloned()
     }
 
-    /// A frame of `n` empty slots, reused from the pool when one is free.
+    /// A frame of `n` empty slots, reused from the pool when one is free. Pooled frames
+    /// hold only empty slots (see `release_frame`), so one of the right size is ready.
     pub fn new_frame(&mut self, n: usize, parent: Option<Rc<Frame>>) -> Rc<Frame> {
         if let Some(mut f) = self.frame_pool.pop() {
             if let Some(m) = Rc::get_mut(&mut f) {
                 m.parent = parent;
-                m.slots.get_mut().resize_with(n, || None);
+                let slots = m.slots.get_mut();
+                if slots.len() != n {
+                    slots.resize_with(n, || None);
+                }
                 return f;
             }
         }
         Frame::new(n, parent)
     }
 
-    /// Returns a finished frame to the pool unless a closure or generator still holds it.
+    /// Returns a finished frame to the pool unless a closure or generator still holds it,
+    /// with every slot emptied but the slot vector kept at its length.
     pub fn release_frame(&mut self, mut f: Rc<Frame>) {
         if self.frame_pool.len() < FRAME_POOL {
             if let Some(m) = Rc::get_mut(&mut f) {
-                let slots = m.slots.get_mut();
-                while let Some(v) = slots.pop() {
-                    if let Some(v) = v {
-                        discard(v);
+                for slot in m.slots.get_mut().iter_mut() {
+                    if matches!(
+                        slot,
+                        None | Some(Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_))
+                    ) {
+                        // SAFETY: the content owns nothing, so it needs no drop.
+                        unsafe { std::ptr::write(slot, None) };
+                    } else if let Some(v) = slot.take() {
+                        drop(v);
                     }
                 }
                 m.parent = None;
