@@ -355,7 +355,7 @@ impl Vm<'_> {
             Value::Obj(obj) => {
                 let any = obj.as_any();
                 if let Some(i) = any.downcast_ref::<Instance>() {
-                    if let Some(c) = i.class() {
+                    if let Some(c) = i.class().filter(|c| c.any_property()) {
                         if let Some(p) = c.lookup(name) {
                             if let Some(w) = p.downcast::<Wrapper>() {
                                 if w.kind == WrapKind::Property {
@@ -365,7 +365,12 @@ impl Vm<'_> {
                                             .call_value(&s, Args::new(vec![o.clone(), v]))
                                             .map(|_| ()),
                                         None => Err(PyErr::attribute_error(format!(
-                                            "property '{name}' of '{}' object has no setter",
+                                            "property {}of '{}' object has no setter",
+                                            w.name
+                                                .borrow()
+                                                .as_ref()
+                                                .map(|n| format!("'{n}' "))
+                                                .unwrap_or_default(),
                                             c.name
                                         ))),
                                     };
@@ -373,10 +378,20 @@ impl Vm<'_> {
                             }
                         }
                     }
-                    i.attrs.borrow_mut().insert(name.to_string(), v);
+                    // An existing attribute is replaced in place, without a new key string.
+                    let mut attrs = i.attrs.borrow_mut();
+                    match attrs.get_mut(name) {
+                        Some(slot) => *slot = v,
+                        None => {
+                            attrs.insert(name.to_string(), v);
+                        }
+                    }
                     return Ok(());
                 }
                 if let Some(c) = any.downcast_ref::<Class>() {
+                    if super::builtins_obj::is_property(&v) {
+                        c.properties.set(true);
+                    }
                     c.dict.borrow_mut().insert(name.to_string(), v);
                     return Ok(());
                 }

@@ -15,7 +15,7 @@ use crate::session::{CollectSink, ExecuteRequest};
 pub const BENCH_CODE: &str = "def f(a, b):\n    return a * 2 + b\n\ndef run(n):\n    out = []\n    total = 0\n    for i in range(n):\n        total = total + f(i, 3) % 7\n        out.append(total)\n    return len(out)\n\nrun(1000000)\n";
 
 /// How many alternating rounds each side runs; the best one of each is reported.
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 11;
 
 /// The CPython side: the benchmark source arrives as `argv[1]` and the script prints the
 /// seconds its compile-and-run took.

@@ -391,16 +391,27 @@ impl Vm<'_> {
                     }
                 }
             }
-            "staticmethod" | "classmethod" | "property" => {
+            "property" => {
+                // property(fget=None, fset=None, fdel=None, doc=None)
+                let arg = |i: usize, k: &str| a.pos.get(i).cloned().or_else(|| kw(&a, k).cloned());
+                let none = |v: Option<Value>| v.filter(|v| !matches!(v, Value::None));
+                Value::Obj(Rc::new(Wrapper {
+                    kind: WrapKind::Property,
+                    func: arg(0, "fget").unwrap_or(Value::None),
+                    setter: RefCell::new(none(arg(1, "fset"))),
+                    name: RefCell::new(None),
+                }))
+            }
+            "staticmethod" | "classmethod" => {
                 let kind = match name {
                     "staticmethod" => WrapKind::Static,
-                    "classmethod" => WrapKind::ClassMethod,
-                    _ => WrapKind::Property,
+                    _ => WrapKind::ClassMethod,
                 };
                 Value::Obj(Rc::new(Wrapper {
                     kind,
                     func: one(&a, name)?.clone(),
                     setter: RefCell::new(None),
+                    name: RefCell::new(None),
                 }))
             }
             "exit" | "quit" => return Err(PyErr::new("SystemExit", "")),

@@ -13,10 +13,19 @@ pub enum WrapKind {
     Property,
 }
 
+/// Whether `v` is a property object.
+pub fn is_property(v: &Value) -> bool {
+    v.downcast::<Wrapper>()
+        .is_some_and(|w| w.kind == WrapKind::Property)
+}
+
 pub struct Wrapper {
     pub kind: WrapKind,
     pub func: Value,
     pub setter: std::cell::RefCell<Option<Value>>,
+    /// A property's attribute name, learnt when a class body defines it (Python's
+    /// `__set_name__`); one attached to a class later stays nameless, as in CPython.
+    pub name: std::cell::RefCell<Option<String>>,
 }
 
 impl Object for Wrapper {

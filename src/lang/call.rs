@@ -119,8 +119,12 @@ impl Vm<'_> {
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
         let skip = usize::from(this.is_some());
-        if let (Some(t), Some(p)) = (this, def.params.first()) {
-            super::fast::set_slot(&frame, p.slot, t);
+        // `this` is matched in place: moving it into a tuple first copied it whole right
+        // after the caller wrote it (see `fast`'s module note).
+        if let Some(t) = this {
+            if let Some(p) = def.params.first() {
+                super::fast::set_slot(&frame, p.slot, t);
+            }
         }
         for (i, a) in args.iter().enumerate() {
             let Arg::Pos(e) = a else {

@@ -341,9 +341,10 @@ impl Vm<'_> {
         }
         // A global callee is read through its cached index directly.
         let fv = match f {
-            Expr::Name(Name::Global(n, at)) => {
-                self.global_at(n, at).ok_or_else(|| name_error(n))?
-            }
+            Expr::Name(Name::Global(n, at)) => match self.global_at(n, at) {
+                Some(v) => v,
+                None => return Err(name_error(n)),
+            },
             _ => self.eval(f, env)?,
         };
         if let Value::Obj(o) = &fv {
@@ -351,7 +352,7 @@ impl Vm<'_> {
                 if positional_fits(func, args, 0) {
                     let r = self.call_positional(func, None, args, env);
                     super::fast::discard(fv);
-                    return r;
+                    return r.map(super::fast::relay);
                 }
             }
         }

@@ -368,26 +368,29 @@ impl Vm<'_> {
                 .insert("__doc__".into(), Value::Str(doc.clone()));
         }
         self.exec_block(body, &cenv)?;
-        let dict = ns
+        let dict: IndexMap<_, _, _> = ns
             .borrow()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let properties = dict.values().any(super::builtins_obj::is_property);
         let cls = Value::Obj(Rc::new(Class {
             name: name.to_string(),
             module: "__main__".into(),
             base,
             dict: RefCell::new(dict),
             builtin: false,
+            properties: std::cell::Cell::new(properties),
         }));
         // Methods learn their class so zero-argument `super()` can find it.
         if let Some(c) = cls.downcast::<Class>() {
             let mut d = c.dict.borrow_mut();
-            for (_, v) in d.iter_mut() {
+            for (k, v) in d.iter_mut() {
                 if let Some(f) = v.downcast::<Function>() {
                     *f.owner.borrow_mut() = Some(cls.clone());
                 }
                 if let Some(w) = v.downcast::<super::builtins_obj::Wrapper>() {
+                    w.name.borrow_mut().get_or_insert_with(|| k.clone());
                     if let Some(f) = w.func.downcast::<Function>() {
                         *f.owner.borrow_mut() = Some(cls.clone());
                     }

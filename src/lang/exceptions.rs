@@ -113,6 +113,7 @@ fn class_in(name: &str, base: Option<Value>, module: &str) -> Value {
         base,
         dict: RefCell::new(IndexMap::default()),
         builtin: module == "builtins",
+        properties: Default::default(),
     }))
 }
 

@@ -258,10 +258,10 @@ impl Vm<'_> {
         use Value::{Bool, Dict, Float, Int, List, Str, Tuple};
         let num = |v: &Value| matches!(v, Int(_) | Float(_) | Bool(_));
         if num(a) && num(b) {
-            if let (Ok(x), Ok(y)) = (a.as_int(), b.as_int()) {
-                if !matches!(a, Float(_)) && !matches!(b, Float(_)) {
-                    return int_op(op, x, y).map(Some);
-                }
+            // Floats are told apart first: asking a float for its int builds an error
+            // message, which made every mixed int and float operation allocate.
+            if !matches!(a, Float(_)) && !matches!(b, Float(_)) {
+                return int_op(op, a.as_int()?, b.as_int()?).map(Some);
             }
             return float_op(op, a.as_float()?, b.as_float()?);
         }

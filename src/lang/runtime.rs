@@ -87,6 +87,8 @@ pub struct Class {
     pub dict: RefCell<IndexMap<String, Value, FastHash>>,
     /// Builtin exception classes print as `<class 'ValueError'>`.
     pub builtin: bool,
+    /// Whether `dict` has ever held a property (see `any_property`).
+    pub properties: Cell<bool>,
 }
 
 impl Class {
@@ -99,6 +101,21 @@ impl Class {
             cur = b;
         }
         out
+    }
+    /// Whether this class or an ancestor has ever held a property: the one kind of class
+    /// attribute that changes what `obj.name = value` does. Without one, setting an
+    /// instance attribute skips looking the name up along the classes.
+    pub fn any_property(&self) -> bool {
+        let mut cur = self;
+        loop {
+            if cur.properties.get() {
+                return true;
+            }
+            match cur.base.as_ref().and_then(|b| b.downcast::<Class>()) {
+                Some(b) => cur = b,
+                None => return false,
+            }
+        }
     }
     /// `name` in this class or its nearest ancestor defining it (walked without
     /// collecting the chain, since every method call looks up its method here).

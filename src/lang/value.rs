@@ -281,7 +281,7 @@ impl HashKey {
 /// A Python dict: insertion-ordered, keyed by [`HashKey`], keeping the original key value.
 #[derive(Debug, Clone, Default)]
 pub struct Dict {
-    pub map: IndexMap<HashKey, (Value, Value)>,
+    pub map: IndexMap<HashKey, (Value, Value), super::vm::FastHash>,
 }
 
 impl Dict {

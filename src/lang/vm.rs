@@ -22,8 +22,9 @@ use crate::session::{HistoryEntry, Output, Sink, StreamName};
 
 pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value, FastHash>>>;
 
-/// FNV-1a: names are short and come from the cell's own source, so a fast unkeyed hash
-/// is the right trade for the global and builtin lookups made on every name access.
+/// FNV-1a for bytes and one multiply per whole word: names are short and come from the
+/// cell's own source, so a fast unkeyed hash is the right trade for the global and builtin
+/// lookups made on every name access, and for the dict keys of a notebook's own data.
 #[derive(Default, Clone, Copy)]
 pub struct Fnv(u64);
 
@@ -42,6 +43,20 @@ impl std::hash::Hasher for Fnv {
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
         self.0 = h;
+    }
+    // Whole words (ints, lengths, enum tags) are mixed in one multiply instead of eight,
+    // which keeps int-keyed dicts and sets cheap to hash.
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_isize(&mut self, x: isize) {
+        self.write_u64(x as u64);
     }
 }
 
