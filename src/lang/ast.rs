@@ -136,6 +136,8 @@ pub struct Source {
 #[derive(Debug)]
 pub struct FuncDef {
     pub name: Rc<str>,
+    /// Python's `__qualname__`: `C.method`, `outer.<locals>.inner`.
+    pub qualname: Rc<str>,
     pub params: Vec<Param>,
     /// How many of `params` are positional (the rest are keyword-only).
     pub npos: usize,

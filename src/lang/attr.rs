@@ -215,7 +215,8 @@ impl Vm<'_> {
             }
             if let Some(f) = any.downcast_ref::<Function>() {
                 return Ok(match name {
-                    "__name__" | "__qualname__" => Some(Value::str(&f.def.name)),
+                    "__name__" => Some(Value::str(&f.def.name)),
+                    "__qualname__" => Some(Value::str(&f.qualname)),
                     "__doc__" => Some(f.def.doc.clone().map(Value::from).unwrap_or(Value::None)),
                     _ => f.attrs.borrow().get(name).cloned(),
                 });

@@ -178,7 +178,15 @@ impl Vm<'_> {
                 }
                 Value::None
             }
-            "len" => Value::Int(self.len_of(one(&a, name)?)? as i64),
+            "len" => {
+                if a.pos.len() + a.kw.len() != 1 {
+                    return Err(PyErr::type_error(format!(
+                        "len() takes exactly one argument ({} given)",
+                        a.pos.len() + a.kw.len()
+                    )));
+                }
+                Value::Int(self.len_of(one(&a, name)?)? as i64)
+            }
             "enumerate" => {
                 let start = match (a.pos.get(1), kw(&a, "start")) {
                     (Some(v), _) | (None, Some(v)) => v.as_int()?,

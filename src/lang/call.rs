@@ -199,7 +199,8 @@ impl Vm<'_> {
 
     fn bind_args(&mut self, func: &Function, args: Args, frame: &Rc<Frame>) -> PyResult<()> {
         let def = &func.def;
-        let name = &def.name;
+        // CPython's messages name the function by its qualified name (`C.method()`).
+        let name = &func.qualname;
         let mut slots = frame.slots.borrow_mut();
         let npos = def.npos;
         let mut extra = vec![];
@@ -210,14 +211,11 @@ impl Vm<'_> {
                 extra.push(v);
             }
         }
-        if !extra.is_empty() && def.vararg.is_none() {
-            let given = npos + extra.len();
-            return Err(PyErr::type_error(format!(
-                "{name}() takes {npos} positional argument{} but {given} {} given",
-                if npos == 1 { "" } else { "s" },
-                if given == 1 { "was" } else { "were" }
-            )));
-        }
+        // Too many positionals are reported after the keywords are bound, as CPython
+        // does, so that keyword errors come first and the message can count keyword-only
+        // arguments given.
+        let too_many = !extra.is_empty() && def.vararg.is_none();
+        let given_pos = npos + extra.len();
         if let Some((_, s)) = &def.vararg {
             slots[*s as usize] = Some(Value::tuple(extra));
         }
@@ -244,6 +242,13 @@ impl Vm<'_> {
         if let Some((_, s)) = &def.kwarg {
             slots[*s as usize] = Some(Value::Dict(Rc::new(RefCell::new(kwextra))));
         }
+        if too_many {
+            let kwonly_given = def.params[npos..]
+                .iter()
+                .filter(|p| slots[p.slot as usize].is_some())
+                .count();
+            return Err(too_many_positional(func, given_pos, kwonly_given));
+        }
         let mut missing = vec![];
         for (p, d) in def.params.iter().zip(func.defaults.iter()) {
             let s = p.slot as usize;
@@ -253,6 +258,10 @@ impl Vm<'_> {
                     None => missing.push((p.name.clone(), p.kind)),
                 }
             }
+        }
+        // Missing positionals are reported before missing keyword-only ones.
+        if missing.iter().any(|m| m.1 != ParamKind::KwOnly) {
+            missing.retain(|m| m.1 != ParamKind::KwOnly);
         }
         if !missing.is_empty() {
             let kind = if missing[0].1 == ParamKind::KwOnly {
@@ -402,4 +411,37 @@ fn signature(func: &Function) -> String {
         parts.push(format!("**{k}"));
     }
     format!("{}({})", def.name, parts.join(", "))
+}
+
+/// CPython's error for too many positional arguments: `f() takes from 1 to 2 positional
+/// arguments but 3 positional arguments (and 1 keyword-only argument) were given`.
+fn too_many_positional(func: &Function, given: usize, kwonly_given: usize) -> PyErr {
+    let def = &func.def;
+    let npos = def.npos;
+    let with_default = func.defaults[..npos].iter().filter(|d| d.is_some()).count();
+    let (sig, plural) = if with_default > 0 {
+        (format!("from {} to {npos}", npos - with_default), true)
+    } else {
+        (npos.to_string(), npos != 1)
+    };
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    let kwonly = if kwonly_given > 0 {
+        format!(
+            " positional argument{} (and {kwonly_given} keyword-only argument{})",
+            s(given),
+            s(kwonly_given)
+        )
+    } else {
+        String::new()
+    };
+    PyErr::type_error(format!(
+        "{}() takes {sig} positional argument{} but {given}{kwonly} {} given",
+        func.qualname,
+        if plural { "s" } else { "" },
+        if given == 1 && kwonly_given == 0 {
+            "was"
+        } else {
+            "were"
+        }
+    ))
 }

@@ -12,6 +12,9 @@ use super::scope::{Scope, ScopeKind};
 
 pub struct Converter {
     pub scopes: Vec<Scope>,
+    /// The qualified-name prefix of the definition being converted: `C.` inside class
+    /// `C`, `f.<locals>.` inside function `f` (Python's `__qualname__`).
+    prefix: Vec<String>,
     line_starts: Vec<usize>,
     pub src: Rc<Source>,
     pub text: String,
@@ -27,6 +30,7 @@ impl Converter {
         }
         Converter {
             scopes: vec![Scope::new(ScopeKind::Module)],
+            prefix: vec![],
             line_starts,
             src,
             text: text.to_string(),
@@ -265,7 +269,9 @@ impl Converter {
         let mut scope = Scope::new(ScopeKind::Class);
         scope.scan(&c.body);
         self.scopes.push(scope);
+        self.prefix.push(format!("{}.", c.name.id));
         let body = self.body(&c.body);
+        self.prefix.pop();
         self.scopes.pop();
         StmtKind::ClassDef {
             name: Rc::from(c.name.id.as_str()),
@@ -307,6 +313,8 @@ impl Converter {
             }
             FnBody::Expr(_) => {}
         }
+        let qualname: Rc<str> = Rc::from(format!("{}{name}", self.prefix.concat()));
+        self.prefix.push(format!("{name}.<locals>."));
         self.scopes.push(scope);
         let params = p
             .posonlyargs
@@ -352,9 +360,11 @@ impl Converter {
             }
         };
         let nlocals = self.scopes.last().map(|s| s.locals.len()).unwrap_or(0);
+        self.prefix.pop();
         self.scopes.pop();
         Rc::new(FuncDef {
             name: Rc::from(name),
+            qualname,
             params,
             npos,
             vararg,

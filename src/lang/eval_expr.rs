@@ -393,7 +393,7 @@ impl Vm<'_> {
                 None => None,
             });
         }
-        let qualname = def.name.to_string();
+        let qualname = def.qualname.to_string();
         Ok(Value::Obj(Rc::new(Function {
             def: def.clone(),
             defaults,
