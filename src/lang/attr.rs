@@ -467,3 +467,19 @@ fn exc_attr(i: &Instance, name: &str) -> Option<Value> {
         _ => None,
     }
 }
+
+/// `v.name` when `v` is an instance of an interpreter class holding `name` itself: the
+/// commonest read in methods (`self.n`), answered without the general lookup. It gives
+/// what `try_attr` gives, which also looks in the instance first; names with two leading
+/// underscores go the general way (`__class__` and `__dict__` are made there, not stored).
+#[inline]
+pub(super) fn own_attr(v: &Value, name: &str) -> Option<Value> {
+    let Value::Obj(o) = v else {
+        return None;
+    };
+    let inst = o.as_any().downcast_ref::<Instance>()?;
+    if name.starts_with("__") {
+        return None;
+    }
+    inst.attrs.borrow().get(name).cloned()
+}

@@ -327,7 +327,9 @@ impl Vm<'_> {
             if let Some(m) = plain_method(&o, name) {
                 if let Some(func) = m.downcast::<Function>() {
                     if positional_fits(func, args, 1) {
-                        return self.call_positional(func, Some(o), args, env);
+                        let r = self.call_positional(func, Some(o), args, env);
+                        super::fast::discard(m);
+                        return r.map(super::fast::relay);
                     }
                 }
             }

@@ -236,6 +236,16 @@ impl Vm<'_> {
                 }
             }
             Expr::Call(f, args) => self.eval_call(f, args, env),
+            Expr::Attr(obj, name) => {
+                let o = self.eval_operand(obj, env)?;
+                match super::attr::own_attr(&o, name) {
+                    Some(v) => {
+                        discard(o);
+                        Ok(v)
+                    }
+                    None => self.get_attr(&o, name),
+                }
+            }
             _ => self.eval_slow(e, env),
         }
     }
