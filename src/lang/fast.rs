@@ -26,10 +26,7 @@ const FRAME_POOL: usize = 64;
 #[inline(always)]
 pub fn set_slot(f: &Frame, i: u32, v: Value) {
     if let Some(slot) = f.slots.borrow_mut().get_mut(i as usize) {
-        if matches!(
-            slot,
-            None | Some(Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_))
-        ) {
+        if slot.as_ref().is_none_or(owns_nothing) {
             // SAFETY: the old content owns nothing (no reference count, no heap), so
             // overwriting it without running its drop loses nothing; this skips both the
             // out-of-line drop call and a whole-value read of the old content.
@@ -38,6 +35,16 @@ pub fn set_slot(f: &Frame, i: u32, v: Value) {
             discard(old);
         }
     }
+}
+
+/// Whether `v` is an inline kind (None, bool, int, float): no reference count, no heap,
+/// so it may be overwritten or forgotten without its drop.
+#[inline(always)]
+pub fn owns_nothing(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_)
+    )
 }
 
 /// Stores an operand (see [`Vm::operand`]) into a frame slot.
@@ -103,13 +110,7 @@ pub fn discard(v: Value) {
         // out-of-line drop runs only when one reaches zero.
         Value::Obj(o) => drop(o),
         Value::List(l) => drop(l),
-        v if matches!(
-            v,
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_)
-        ) =>
-        {
-            std::mem::forget(v)
-        }
+        v if owns_nothing(&v) => std::mem::forget(v),
         v => drop(v),
     }
 }
@@ -342,10 +343,7 @@ impl Vm<'_> {
         if self.frame_pool.len() < FRAME_POOL {
             if let Some(m) = Rc::get_mut(&mut f) {
                 for slot in m.slots.get_mut().iter_mut() {
-                    if matches!(
-                        slot,
-                        None | Some(Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_))
-                    ) {
+                    if slot.as_ref().is_none_or(owns_nothing) {
                         // SAFETY: the content owns nothing, so it needs no drop.
                         unsafe { std::ptr::write(slot, None) };
                     } else if let Some(v) = slot.take() {
