@@ -78,6 +78,7 @@ fn protocol_does_not_know_the_language_or_the_engine() {
         "crate::bindings",
         "crate::keras",
         "crate::distribute",
+        "crate::ops",
         "crate::tensor",
         "crate::device",
     ];
@@ -95,11 +96,25 @@ fn lang_does_not_know_the_protocol() {
 fn engine_is_a_plain_library() {
     let names = ["crate::lang", "crate::bindings", "crate::protocol"];
     let errors = check(
-        &["keras", "distribute", "tensor", "device"],
+        &["keras", "distribute", "ops", "tensor", "device"],
         &names,
         "engine imports",
         |_| true,
     );
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn the_op_library_sits_between_the_arrays_and_keras() {
+    // ops uses tensor and device; keras and distribute use ops, never the other way.
+    let above = ["crate::keras", "crate::distribute", "crate::display"];
+    let mut errors = check(&["ops"], &above, "ops imports", |_| true);
+    errors.extend(check(
+        &["tensor", "device"],
+        &["crate::ops"],
+        "imports the op library from below it",
+        |_| true,
+    ));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
@@ -114,6 +129,7 @@ fn only_device_cuda_knows_cudarc() {
         "lang",
         "lib",
         "main",
+        "ops",
         "protocol",
         "runner",
         "session",
@@ -136,6 +152,7 @@ fn only_protocol_knows_zeromq_and_signing() {
         "lang",
         "lib",
         "main",
+        "ops",
         "runner",
         "session",
         "tensor",
