@@ -44,6 +44,8 @@ pub enum Unary {
     IsInf,
     IsFinite,
     LogicalNot,
+    /// Bitwise not of an integer (`~x`).
+    Invert,
 }
 
 /// Computes `f` in float64 and casts back to the input's dtype (one rounding, as numpy's
@@ -78,6 +80,7 @@ impl Unary {
             IsInf => "IsInf",
             IsFinite => "IsFinite",
             LogicalNot => "LogicalNot",
+            Invert => "Invert",
         }
     }
 
@@ -102,6 +105,14 @@ impl Unary {
             return Ok(vec![NdArray::new(crate::tensor::Data::Bool(
                 x.to_bool_array().mapv(|v| !v),
             ))]);
+        }
+        if self == Invert {
+            if !dt.is_int() {
+                return Err(OpError::attr_dtype(self.name(), "x:T -> y:T", dt, INTEGER));
+            }
+            return Ok(vec![
+                np_unary(x, UnaryFn::Invert).map_err(OpError::internal)?
+            ]);
         }
         if let Some(allowed) = self.float_only() {
             if !dt.is_float() {
@@ -146,7 +157,7 @@ impl Unary {
                 }
             })))
             .astype(dt),
-            LogicalNot => x.clone(),
+            LogicalNot | Invert => x.clone(),
         };
         Ok(vec![out])
     }
@@ -232,7 +243,7 @@ impl Unary {
                 )?;
                 mul(e, dy, &s)?
             }
-            Floor | Ceil | Round | LogicalNot => return Ok(vec![None]),
+            Floor | Ceil | Round | LogicalNot | Invert => return Ok(vec![None]),
             IsNan | IsInf | IsFinite => return Err(OpError::no_gradient(self.name())),
         };
         Ok(vec![Some(g)])

@@ -47,6 +47,9 @@ pub enum IndexOp {
         axis: i64,
         shape: Vec<usize>,
     },
+    /// Input `[condition]`: the coordinates of its true (non-zero) elements, `[n, rank]`
+    /// int64 (`tf.where` with one argument).
+    Where,
     /// Input `[indices]`.
     OneHot {
         depth: usize,
@@ -204,6 +207,7 @@ impl IndexOp {
             IndexOp::Slice { .. } => "Slice",
             IndexOp::Gather { .. } => "GatherV2",
             IndexOp::GatherGrad { .. } => "UnsortedSegmentSum",
+            IndexOp::Where => "Where",
             IndexOp::OneHot { .. } => "OneHot",
         }
     }
@@ -279,6 +283,19 @@ impl IndexOp {
                 NdArray::from_f64(shape, out)
                     .map_err(tensor)?
                     .astype(dy.dtype())
+            }
+            IndexOp::Where => {
+                let [c] = inputs::<1>(op, given)?;
+                let mask = c.to_bool_array();
+                let rank = c.ndim();
+                let mut coords = Vec::new();
+                for (ix, &v) in mask.indexed_iter() {
+                    if v {
+                        coords.extend((0..rank).map(|d| ix[d] as i64));
+                    }
+                }
+                let n = coords.len() / rank.max(1);
+                NdArray::from_i64(&[n, rank], coords).map_err(tensor)?
             }
             IndexOp::OneHot {
                 depth,
@@ -359,6 +376,7 @@ impl IndexOp {
                 let [_, idx] = node_inputs::<2>(node)?;
                 vec![Some(gather(e, dy, idx, *axis)?), None]
             }
+            IndexOp::Where => return Err(OpError::no_gradient(self.name())),
             IndexOp::OneHot { .. } => vec![None],
         })
     }

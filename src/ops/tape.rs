@@ -149,11 +149,25 @@ impl Tape {
         self.tracked.contains(&id)
     }
 
-    /// Forgets everything recorded and watched (`tape.reset()`).
+    /// Forgets everything recorded and watched, as a fresh tape (`tape.reset()`).
     pub fn reset(&mut self) {
         self.tracked.clear();
         self.watched_variables.clear();
         self.nodes.clear();
+        self.used = false;
+    }
+
+    /// TF's error for a second gradient call on a non-persistent tape, checked before
+    /// anything else of the call.
+    pub fn ensure_usable(&self) -> OpResult<()> {
+        if self.used {
+            return Err(OpError::new(
+                ErrorClass::Runtime,
+                "A non-persistent GradientTape can only be used to compute one set of \
+                 gradients (or jacobians)",
+            ));
+        }
+        Ok(())
     }
 
     /// The recorded nodes, in execution order.
@@ -178,13 +192,7 @@ impl Tape {
     /// Takes the nodes for a gradient call, enforcing the one-call rule of a
     /// non-persistent tape. `finish` marks the call done once it succeeded.
     pub(crate) fn begin_gradient(&self) -> OpResult<Vec<Arc<Node>>> {
-        if self.used {
-            return Err(OpError::new(
-                ErrorClass::Runtime,
-                "A non-persistent GradientTape can only be used to compute one set of \
-                 gradients (or jacobians)",
-            ));
-        }
+        self.ensure_usable()?;
         Ok(self.nodes.clone())
     }
 

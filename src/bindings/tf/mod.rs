@@ -1,12 +1,19 @@
-//! The `tensorflow` module a cell imports (`import tensorflow as tf`): dtypes, `TensorShape`,
-//! `tf.config` (physical and logical devices) and `tf.distribute` (strategies, scopes,
-//! per-replica values). It converts language values to engine types and back and holds no
-//! numerics of its own: arrays come from the tensor part, training from the keras and
-//! distribute parts. Session-wide state (logical device layout, the active strategy scope)
-//! lives in [`TfState`] inside `ctx.state()`, never in globals, so `%reset` clears it.
+//! The `tensorflow` module a cell imports (`import tensorflow as tf`): tensors, variables
+//! and the eager ops on them, `tf.GradientTape`, dtypes, `TensorShape`, `tf.config`
+//! (physical and logical devices) and `tf.distribute` (strategies, scopes, per-replica
+//! values). It converts language values to engine types and back and holds no numerics of
+//! its own: every tf operation runs the op library (`crate::ops`) through one path
+//! (`eager.rs`), training comes from the keras and distribute parts. Session-wide state
+//! (the execution context with its active tapes, random seeds, logical device layout, the
+//! active strategy scope) lives in [`TfState`] inside `ctx.state()`, never in globals, so
+//! `%reset` clears it.
 //!
-//! Sub-files: `config.rs` (devices), `distribute.rs` (strategies and scopes), `values.rs`
-//! (PerReplica, ReduceOp, replica contexts), `dtypes.rs`, `shape.rs` (TensorShape).
+//! Sub-files: `eager.rs` (the one path of eager ops), `convert.rs` (TF's conversion rules),
+//! `tensor.rs` and `variable.rs` (the objects and their operators), `ops.rs` (`tf`,
+//! `tf.math`), `shape_ops.rs` (creation, shape and selection functions), `nn.rs`
+//! (`tf.nn`), `random.rs` (`tf.random`), `gradient_tape.rs`, `config.rs` (devices),
+//! `distribute.rs` (strategies and scopes), `values.rs` (PerReplica, ReduceOp, replica
+//! contexts), `dtypes.rs`, `shape.rs` (TensorShape).
 
 pub mod config;
 pub mod convert;
@@ -17,9 +24,13 @@ pub mod data_iter;
 pub mod data_ops;
 pub mod distribute;
 pub mod dtypes;
+pub mod eager;
+pub mod gradient_tape;
 pub mod keras;
 pub mod mistakes;
+pub mod nn;
 pub mod ops;
+pub mod random;
 pub mod saving;
 pub mod shape;
 pub mod shape_ops;
@@ -86,6 +97,10 @@ pub struct TfState {
     pub devices: config::DeviceState,
     pub dist: distribute::DistState,
     pub keras: keras::model::KerasState,
+    /// The execution context every eager op runs in, with the active gradient tapes.
+    pub eager: crate::ops::Eager,
+    pub random: random::RandomState,
+    pub tape_warnings: gradient_tape::TapeWarnings,
 }
 
 /// The module object. Each import builds a fresh namespace; everything that must survive
@@ -102,8 +117,12 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("dtypes", dtypes::module())
     .with("errors", saving::errors_module(ctx))
     .with("keras", keras::module())
+    .with("random", random::module())
     .with("TensorShape", shape::class());
     for (name, v) in dtypes::all() {
+        m.set(name, v);
+    }
+    for (name, v) in gradient_tape::values() {
         m.set(name, v);
     }
     ops::register(&m);

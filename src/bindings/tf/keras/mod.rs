@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod fit;
 pub mod layers;
 pub mod live;
+pub mod loss_functions;
 pub mod model;
 pub mod models;
 pub mod nan;
