@@ -210,6 +210,8 @@ impl Object for UnconnectedGradientsEnum {
 /// A gradient tape.
 pub struct GradientTape {
     tape: TapeRef,
+    /// Whether `with` has entered it once (TF creates its tape on entry).
+    entered: std::cell::Cell<bool>,
 }
 
 /// What TF says about a value that is neither a tensor nor a variable.
@@ -389,6 +391,7 @@ impl Object for GradientTape {
         ))
     }
     fn enter(&self, this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        self.entered.set(true);
         context(ctx).push_tape(self.tape.clone());
         Ok(this.clone())
     }
@@ -411,9 +414,13 @@ impl Object for GradientTape {
                 lock(&g.tape).reset();
                 Ok(Value::None)
             }),
-            "stop_recording" => bound::<GradientTape>(this, name, |_, this, _, _| {
+            "stop_recording" => bound::<GradientTape>(this, name, |g, this, _, _| {
+                // TF has no tape to stop before the first `with`, or once a
+                // non-persistent tape has answered.
+                let usable = lock(&g.tape).ensure_usable().is_ok();
                 Ok(Value::native(StopRecording {
                     tape: tape_of(this)?,
+                    exists: g.entered.get() && usable,
                 }))
             }),
             "watched_variables" => bound::<GradientTape>(this, name, |g, _, _, _| {
@@ -446,9 +453,11 @@ impl Object for GradientTape {
     }
 }
 
-/// The context manager `tape.stop_recording()` returns: no tape records inside it.
+/// The context manager `tape.stop_recording()` returns: this tape (only) stops recording
+/// inside it, as TF pops it from the active tapes and pushes it back after.
 struct StopRecording {
     tape: TapeRef,
+    exists: bool,
 }
 
 impl Object for StopRecording {
@@ -456,15 +465,19 @@ impl Object for StopRecording {
         "_GeneratorContextManager".into()
     }
     fn enter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        let e = context(ctx);
-        if !e.is_active(&self.tape) {
+        if !self.exists {
+            return Err(TfError::Runtime(
+                "Trying to stop recording a tape which is not recording.".into(),
+            )
+            .into());
+        }
+        if !context(ctx).pop_tape(&self.tape) {
             return Err(not_recording());
         }
-        e.pause();
         Ok(Value::None)
     }
     fn exit(&self, _error: Option<&PyErr>, ctx: &mut dyn Ctx) -> PyResult<bool> {
-        context(ctx).resume();
+        context(ctx).push_tape(self.tape.clone());
         Ok(false)
     }
     fn as_any(&self) -> &dyn Any {
@@ -482,6 +495,7 @@ fn new_tape(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
     let watch = given(&s[1]).map_or(Ok(true), |v| v.as_bool_strict())?;
     Ok(Value::native(GradientTape {
         tape: Tape::new(persistent, watch).shared(),
+        entered: std::cell::Cell::new(false),
     }))
 }
 

@@ -1,5 +1,5 @@
-//! The loss functions of `tf.keras.losses` (`mean_squared_error` and its alias `mse`,
-//! `mean_absolute_error`/`mae`, `huber`, `binary_crossentropy`,
+//! The loss functions of `tf.keras.losses` (`mse`/`MSE`, `mae`/`MAE`, `huber`,
+//! `binary_crossentropy`,
 //! `categorical_crossentropy`, `sparse_categorical_crossentropy`): Keras 3's argument
 //! handling (the target converted to the prediction's dtype, ranks matched by squeezing or
 //! expanding a trailing axis of one, label smoothing, `ignore_class`), then the op
@@ -173,14 +173,15 @@ fn sparse_categorical_crossentropy(args: &crate::lang::Args, ctx: &mut dyn Ctx) 
     })
 }
 
-/// Adds the loss functions (and Keras's short aliases) to `tf.keras.losses`.
+/// Adds the loss functions to `tf.keras.losses`, under the names TF 2.21's `tf.keras` has.
 pub fn register(losses: &NativeModule) {
+    // tf.keras (Keras 3's TF namespace) exports these two under their short names only.
     let mse = regression("mean_squared_error", |_| Loss::MeanSquaredError, false);
     let mae = regression("mean_absolute_error", |_| Loss::MeanAbsoluteError, false);
-    for n in ["mean_squared_error", "mse", "MSE"] {
+    for n in ["mse", "MSE"] {
         losses.set(n, mse.clone());
     }
-    for n in ["mean_absolute_error", "mae", "MAE"] {
+    for n in ["mae", "MAE"] {
         losses.set(n, mae.clone());
     }
     losses.set(
