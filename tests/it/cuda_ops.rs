@@ -3,7 +3,7 @@
 //! masks agree bit for bit. Every test skips with a one-line reason without a CUDA GPU.
 //! Windowed operations and optimizer updates are in `cuda_ops_nn.rs`.
 
-mod cuda_support;
+use crate::common::cuda as cuda_support;
 
 use cuda_support::{pair, Rng};
 use mirror_kernel::device::{Activation, Device, LossKind};

@@ -2,8 +2,6 @@
 //! calls natives, iterates lists and native iterators, renders plain values, and collects
 //! output. Cells run through the real interpreter in the end-to-end tests.
 
-#![allow(dead_code)]
-
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 

@@ -1,8 +1,6 @@
 //! Shared by the CUDA-vs-CPU operation tests: a CPU device and GPU 0 side by side, the same
 //! data uploaded to both, and the comparison (1e-4 relative plus 1e-6 absolute).
 
-#![allow(dead_code)]
-
 use mirror_kernel::device::cpu::CpuDevice;
 use mirror_kernel::device::cuda::{gpu_count, CudaDevice};
 use mirror_kernel::device::{DTensor, Device};

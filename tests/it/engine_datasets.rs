@@ -68,6 +68,7 @@ fn fashion_mnist_idx_files_and_keras_home() {
     assert!(fashion_mnist_at(&dir).is_err());
 
     // KERAS_HOME decides where the cache is, and a missing file names its path.
+    let _env = crate::common::env_lock();
     std::env::set_var("KERAS_HOME", &home);
     assert_eq!(cache_dir(), home.join("datasets"));
     let err = mnist().expect_err("no mnist.npz there");

@@ -28,7 +28,7 @@ fn close(what: &str, got: f64, want: f64, tol: f64) {
 
 #[test]
 fn the_engine_trains_exactly_like_keras() {
-    let text = include_str!("fixtures/engine/keras_reference.json");
+    let text = include_str!("../fixtures/engine/keras_reference.json");
     let doc: Value = serde_json::from_str(text).expect("fixture");
     let cases = doc["cases"].as_array().expect("cases");
     assert!(cases.len() >= 20);

@@ -3,7 +3,7 @@
 //! session lives on, and nothing is written to stderr; explicit CPU devices still train on
 //! the CPU ring; without a GPU, the GPU list is empty and `MirroredStrategy()` takes the CPU.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::device::cuda::gpu_count;
 use mirror_kernel::session::Session;

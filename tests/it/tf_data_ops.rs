@@ -4,7 +4,7 @@
 //! and must print what that script printed under TensorFlow 2.21 (data_ops_reference.txt),
 //! values, reprs, element specs, lengths and error messages alike.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::session::Session;
 use std::path::Path;

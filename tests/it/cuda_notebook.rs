@@ -4,7 +4,7 @@
 //! (the loss falls) with the replicas on the GPUs; splitting GPU 0 into two logical GPUs
 //! gives two replicas on it. Each test skips with one line when there is no GPU.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::device::cuda::gpu_count;
 use mirror_kernel::session::Session;

@@ -3,7 +3,7 @@
 //! the same cells; training on a dataset must learn a separable task, and a distributed
 //! dataset must split each global batch over two logical CPUs as MirroredStrategy does.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::session::Session;
 use tf_common::{ok, run};

@@ -5,7 +5,7 @@
 //! callback setting `stop_training` in a batch hook stops after that batch. Without
 //! TerminateOnNaN the kernel stops the same way and warns once on stderr.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::session::Session;
 use tf_common::{ok, run};

@@ -5,7 +5,7 @@
 //! from the cache formats Keras uses, callbacks that reach the model during `fit`,
 //! `tf.errors`, and the GPU list on a machine without GPUs.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -191,6 +191,7 @@ fn datasets_load_from_keras_home() {
     std::fs::create_dir_all(&fashion).expect("dir");
     // The npz fixture numpy wrote for the engine tests (see its generating script).
     let npz = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine/mnist_tiny.npz");
+    let _env = crate::common::env_lock();
     std::env::set_var("KERAS_HOME", &home);
     let s = session();
     let r = run(

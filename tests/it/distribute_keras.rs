@@ -13,7 +13,7 @@ use mirror_kernel::keras::{
     KResult, Logs, OptKind, Replica, Trainer,
 };
 
-mod strategy_support;
+use crate::common::strategy as strategy_support;
 use strategy_support::{config, data_of, MirrorCheck};
 
 const SAMPLES: usize = 37;

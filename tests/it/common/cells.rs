@@ -1,6 +1,5 @@
 //! Shared driver for the tf_* integration tests: runs cells through a real session and
 //! returns what a notebook would show (stdout/stderr text, the cell's result, any error).
-#![allow(dead_code)]
 
 use std::sync::Arc;
 

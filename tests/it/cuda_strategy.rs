@@ -7,7 +7,7 @@
 //! GPU replica trains as one CPU replica does (within 1e-4 relative). Each test skips with
 //! one line when the GPUs it needs are missing.
 
-mod strategy_support;
+use crate::common::strategy as strategy_support;
 
 use mirror_kernel::device::cuda::gpu_count;
 use mirror_kernel::distribute::strategy::logical_cpu_devices;

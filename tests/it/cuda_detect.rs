@@ -28,7 +28,12 @@ fn detect_child() {
 fn detection_is_silent() {
     let exe = std::env::current_exe().expect("the test binary knows its path");
     let out = Command::new(exe)
-        .args(["--exact", "detect_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "cuda_detect::detect_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, "1")
         .output()
         .expect("the test binary runs");

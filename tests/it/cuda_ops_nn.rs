@@ -2,7 +2,7 @@
 //! against the CPU device on the same random inputs, within 1e-4 relative. Every test skips
 //! with a one-line reason without a CUDA GPU.
 
-mod cuda_support;
+use crate::common::cuda as cuda_support;
 
 use cuda_support::{pair, Rng};
 use mirror_kernel::device::{DTensor, Device, OptStep, Window};

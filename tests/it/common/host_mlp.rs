@@ -3,8 +3,6 @@
 //! classifier written directly on host vectors, with SGD (momentum) and Adam, so that
 //! N-replica training can be checked against one replica independently of the engine.
 
-#![allow(dead_code)]
-
 use mirror_kernel::device::{
     Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
 };

@@ -2,7 +2,7 @@
 //! compared with what numpy 2 printed for the same operations
 //! (tests/fixtures/numpy/binding_cases.json, made by gen_binding_cases.py).
 
-mod numpy_support;
+use crate::common::numpy_ctx as numpy_support;
 
 use std::collections::HashMap;
 

@@ -5,8 +5,6 @@
 //! trained weights and losses against another device list. The same code runs on CPU here
 //! and on GPUs in `cuda_strategy.rs`, so the GPU tests' logic is exercised on every machine.
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 
 use mirror_kernel::distribute::{DeviceSpec, MirroredStrategy, MirroredTrainer, ModelId};

@@ -1,7 +1,7 @@
 //! `IPython.display` as cells use it: display with ids and in-place updates, clear_output,
 //! and the rich wrappers' bundles.
 
-mod support;
+use crate::common::mock_ctx as support;
 
 use mirror_kernel::bindings::ipython::module;
 use mirror_kernel::lang::{Ctx, Value};

@@ -80,6 +80,7 @@ fn keras3_layout_under_keras_home_and_missing_files() {
     let home = temp("home");
     let datasets = home.join("datasets");
     std::fs::create_dir_all(&datasets).expect("dir");
+    let _env = crate::common::env_lock();
     std::env::set_var("KERAS_HOME", &home);
     let err = cifar10().expect_err("empty cache");
     assert_eq!(err.py_exception(), "FileNotFoundError");

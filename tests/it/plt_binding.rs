@@ -2,7 +2,7 @@
 //! state, `show()` and the end-of-cell hook display PNGs of the requested size, `subplots`
 //! axes index like numpy arrays, and `savefig` writes PNG or SVG.
 
-mod support;
+use crate::common::mock_ctx as support;
 
 use base64::Engine;
 use mirror_kernel::bindings::plt::{flush_figures, module};

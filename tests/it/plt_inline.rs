@@ -3,7 +3,7 @@
 //! a figure already shown with `plt.show()` is not shown again, and a cell that draws
 //! nothing shows no figure.
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::session::{Output, Session};
 use tf_common::run;

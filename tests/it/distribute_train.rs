@@ -4,8 +4,7 @@
 //! step every replica's copy must be bit-identical; interrupts and replica failures must
 //! leave a usable strategy with equal copies.
 
-#[path = "distribute_support/mod.rs"]
-mod support;
+use crate::common::host_mlp as support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

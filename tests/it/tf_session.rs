@@ -3,7 +3,7 @@
 //! device and strategy texts, tensor printing, the scope mistakes), plus behaviour that
 //! must hold whatever the numbers (prediction shapes, mirrored variables, learning).
 
-mod tf_common;
+use crate::common::cells as tf_common;
 
 use mirror_kernel::session::{Output, Session};
 use tf_common::{ok, run};

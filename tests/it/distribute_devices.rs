@@ -4,7 +4,7 @@
 //! against one, mirror invariant after every batch); a GPU that does not exist and a list
 //! mixing CPUs and GPUs must be clean errors, never a panic or a line on stderr.
 
-mod strategy_support;
+use crate::common::strategy as strategy_support;
 
 use mirror_kernel::device::cuda::gpu_count;
 use mirror_kernel::distribute::strategy::{
