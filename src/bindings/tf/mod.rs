@@ -41,8 +41,8 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
 pub const API_VERSION: &str = "2.16.1";

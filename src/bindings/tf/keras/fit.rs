@@ -15,10 +15,10 @@ use super::bridge::{Bridge, Display};
 use super::callbacks::{new_history, CallbackList};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
+use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::Callback;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
-use crate::session::Output;
 use crate::tensor::DType;
 
 /// Keras's `verbose` argument: `'auto'` is 1 in a notebook.
