@@ -328,7 +328,7 @@ impl Object for Strategy {
             }
             "experimental_distribute_dataset" => {
                 bound::<Strategy>(this, "experimental_distribute_dataset", |s, _, a, _| {
-                    super::data_dist::distribute(s.num_replicas(), a)
+                    super::data::distribute::distribute(s.num_replicas(), a)
                 })
             }
             "experimental_distribute_values_from_function" => bound::<Strategy>(

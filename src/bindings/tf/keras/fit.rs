@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::super::convert::{numpy_value, to_array};
-use super::super::data_iter::{dataset_arg, is_dataset, validation_pair};
+use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
 use super::bridge::{Bridge, Display};

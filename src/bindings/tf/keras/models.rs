@@ -160,7 +160,7 @@ pub fn register(keras: &NativeModule) {
             super::super::func(
                 "load_model",
                 "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
-                super::super::saving::load_model,
+                super::saving::load_model,
             ),
         );
     keras.set("Sequential", seq);
