@@ -13,9 +13,9 @@ use super::eager::{context, op_err, run, wrap};
 use super::tensor::Tensor;
 use super::variable::Variable;
 use super::{address_of, bound, given, TfError, TfState};
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, CmpOp, Ctx, Dict, NativeClass, Object, PyErr, PyResult, Value};
 use crate::ops::{lock, Source, Tape, TapeRef, Unconnected};
-use crate::session::{Output, StreamName};
 
 /// How often TF logs each tape warning (`log_first_n`), counted per session.
 #[derive(Default)]

@@ -8,30 +8,29 @@
 //! active strategy scope) lives in [`TfState`] inside `ctx.state()`, never in globals, so
 //! `%reset` clears it.
 //!
-//! Sub-files: `eager.rs` (the one path of eager ops), `convert.rs` (TF's conversion rules),
-//! `tensor.rs` and `variable.rs` (the objects and their operators), `ops.rs` (`tf`,
-//! `tf.math`), `shape_ops.rs` (creation, shape and selection functions), `nn.rs`
-//! (`tf.nn`), `random.rs` (`tf.random`), `gradient_tape.rs`, `config.rs` (devices),
-//! `distribute.rs` (strategies and scopes), `values.rs` (PerReplica, ReduceOp, replica
-//! contexts), `dtypes.rs`, `shape.rs` (TensorShape).
+//! The parts: values (`tensor.rs`, `variable.rs`, `dtypes.rs`, `shape.rs` for TensorShape,
+//! `convert.rs` for TF's conversion rules between language values and tensors); the one
+//! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
+//! `tf.math`, `shape_ops.rs` for creation, shape and selection, `nn.rs` for `tf.nn`,
+//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); devices
+//! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
+//! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
+//! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
+//! `keras/` (`tf.keras`); `errors.rs` (`tf.errors`).
 
 pub mod config;
 pub mod convert;
 pub mod data;
-pub mod data_dist;
-pub mod data_elem;
-pub mod data_iter;
-pub mod data_ops;
 pub mod distribute;
 pub mod dtypes;
 pub mod eager;
+pub mod errors;
 pub mod gradient_tape;
 pub mod keras;
 pub mod mistakes;
 pub mod nn;
 pub mod ops;
 pub mod random;
-pub mod saving;
 pub mod shape;
 pub mod shape_ops;
 pub mod strategies;
@@ -52,8 +51,8 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
 pub const API_VERSION: &str = "2.16.1";
@@ -115,7 +114,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("data", data::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
-    .with("errors", saving::errors_module(ctx))
+    .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
     .with("random", random::module())
     .with("TensorShape", shape::class());
