@@ -5,6 +5,7 @@
 //! (`ReluGrad`, `SoftmaxGrad`, ... as in TF), whose gradient is written in ops, so second
 //! derivatives work through every activation.
 
+use super::device_io::{download, upload};
 use super::eager::Eager;
 use super::elementwise::{
     add, binary, cast, mul, neg, square, sub, unary, zeros_like, Binary, Unary,
@@ -14,7 +15,7 @@ use super::op::{first, inputs, node_inputs, Op};
 use super::reduce::reduce_sum;
 use super::tape::Node;
 use super::tensor::Tensor;
-use crate::device::{Activation as DevAct, DTensor, Device};
+use crate::device::{Activation as DevAct, Device};
 use crate::tensor::{DType, NdArray};
 
 const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
@@ -205,9 +206,9 @@ impl Activation {
         let [x] = inputs::<1>(self.name(), given)?;
         self.check(self.name(), x.dtype())?;
         if let (DType::F32, Some(act)) = (x.dtype(), self.device()) {
-            let (shape, v) = x.to_f32_vec();
-            let xt = dev.upload(&v, &shape)?;
-            let mut yt = dev.zeros(&shape)?;
+            let shape = x.shape();
+            let xt = upload(dev, x, shape)?;
+            let mut yt = dev.zeros(shape)?;
             dev.activate(act, &xt, &mut yt)?;
             return Ok(vec![download(dev, &yt, self.name())?]);
         }
@@ -267,13 +268,11 @@ impl Activation {
             }
         }
         if let (DType::F32, Some(act)) = (x.dtype(), self.device()) {
-            let (shape, xv) = x.to_f32_vec();
-            let (_, yv) = y.to_f32_vec();
-            let (_, gv) = dy.to_f32_vec();
-            let xt = dev.upload(&xv, &shape)?;
-            let yt = dev.upload(&yv, &shape)?;
-            let gt = dev.upload(&gv, &shape)?;
-            let mut dx = dev.zeros(&shape)?;
+            let shape = x.shape();
+            let xt = upload(dev, x, shape)?;
+            let yt = upload(dev, y, shape)?;
+            let gt = upload(dev, dy, shape)?;
+            let mut dx = dev.zeros(shape)?;
             dev.activate_grad(act, &xt, &yt, &gt, &mut dx)?;
             return Ok(vec![download(dev, &dx, op)?]);
         }
@@ -380,11 +379,6 @@ impl Activation {
     }
 }
 
-fn download(dev: &dyn Device, t: &DTensor, op: &str) -> OpResult<NdArray> {
-    let v = dev.download(t)?;
-    NdArray::from_f32(&t.shape, v).map_err(|e| OpError::from_tensor(op, &dev.name(), e))
-}
-
 /// Softmax (or log-softmax) along one axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Softmax {
@@ -487,9 +481,8 @@ impl Softmax {
         let out = Softmax::along(op, &dn, k, &[x], |a| {
             let x = &a[0];
             if x.dtype() == DType::F32 {
-                let (shape, v) = x.to_f32_vec();
-                let xt = dev.upload(&v, &shape)?;
-                let mut yt = dev.zeros(&shape)?;
+                let xt = upload(dev, x, x.shape())?;
+                let mut yt = dev.zeros(x.shape())?;
                 dev.softmax_rows(&xt, &mut yt, self.log)?;
                 return download(dev, &yt, op);
             }
@@ -550,11 +543,9 @@ impl Softmax {
         let out = Softmax::along(op, &dn, k, &[y, dy], |a| {
             let (y, dy) = (&a[0], &a[1]);
             if y.dtype() == DType::F32 {
-                let (shape, yv) = y.to_f32_vec();
-                let (_, gv) = dy.to_f32_vec();
-                let yt = dev.upload(&yv, &shape)?;
-                let gt = dev.upload(&gv, &shape)?;
-                let mut dx = dev.zeros(&shape)?;
+                let yt = upload(dev, y, y.shape())?;
+                let gt = upload(dev, dy, y.shape())?;
+                let mut dx = dev.zeros(y.shape())?;
                 dev.softmax_rows_grad(&yt, &gt, &mut dx, self.log)?;
                 return download(dev, &dx, op);
             }

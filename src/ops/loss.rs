@@ -11,6 +11,7 @@
 //! can be differentiated again.
 
 use super::activation::{activate, softmax, Activation};
+use super::device_io::{download_as, upload};
 use super::eager::Eager;
 use super::elementwise::{
     binary, cast, clip_by_value, div, mul, neg, scale, sub, unary, Binary, Unary,
@@ -192,20 +193,17 @@ impl Loss {
         let cols = p.shape()[p.ndim() - 1];
         let rows: usize = out_shape.iter().product();
         if let (DType::F32, Some(kind)) = (p.dtype(), self.device_kind()) {
-            let (_, pv) = p.to_f32_vec();
-            let (_, tv) = t.to_f32_vec();
-            let pt = dev.upload(&pv, &[rows, cols])?;
+            let pt = upload(dev, p, &[rows, cols])?;
             let tshape: Vec<usize> = if self.sparse() {
                 vec![rows]
             } else {
                 vec![rows, cols]
             };
-            let tt = dev.upload(&tv, &tshape)?;
+            let tt = upload(dev, t, &tshape)?;
             let mut per = dev.zeros(&[rows])?;
             let mut grad = dev.zeros(&[rows, cols])?;
             dev.loss(kind, &pt, &tt, &mut per, &mut grad, 1.0)?;
-            let v = dev.download(&per)?;
-            return Ok(vec![NdArray::from_f32(out_shape, v).map_err(tensor)?]);
+            return Ok(vec![download_as(dev, &per, out_shape, op)?]);
         }
         let (_, pv) = p.to_f64_vec();
         let (_, tv) = t.to_f64_vec();

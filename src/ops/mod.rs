@@ -20,7 +20,8 @@
 //!   (Keras's losses and TF's cross-entropies), `random.rs` (dropout, samples, seeds).
 //!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
 //!   ...), which run one op through a context.
-//! - [`Eager`] (`eager.rs`): the execution context: device, active tapes, observers.
+//! - [`Eager`] (`eager.rs`): the execution context: device, active tapes, observers;
+//!   `device_io.rs` moves arrays to and from the device for the float32 paths.
 //! - [`Tape`] (`tape.rs`): recording and the backward pass ([`backward`], jacobians).
 //!
 //! # Using it
@@ -45,6 +46,7 @@
 //! ```
 
 mod activation;
+mod device_io;
 mod eager;
 mod elementwise;
 mod error;

@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::device_io::{download, upload};
 use super::eager::Eager;
 use super::error::{ErrorClass, OpError, OpResult, FLOAT};
 use super::op::{inputs, node_inputs, Op};
@@ -122,13 +123,12 @@ impl RandomOp {
                 }
                 let seed = seed_of(op, s)?;
                 if x.dtype() == DType::F32 {
-                    let (shape, v) = x.to_f32_vec();
-                    let xt = dev.upload(&v, &shape)?;
-                    let mut mask = dev.zeros(&shape)?;
+                    let xt = upload(dev, x, x.shape())?;
+                    let mut mask = dev.zeros(x.shape())?;
                     dev.dropout_mask(seed, *rate as f32, &mut mask)?;
-                    let mut y = dev.zeros(&shape)?;
+                    let mut y = dev.zeros(x.shape())?;
                     dev.mul(&xt, &mask, &mut y)?;
-                    NdArray::from_f32(&shape, dev.download(&y)?).map_err(tensor)?
+                    download(dev, &y, op)?
                 } else {
                     let keep = 1.0 / (1.0 - rate);
                     let (shape, v) = x.to_f64_vec();

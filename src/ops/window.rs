@@ -6,12 +6,13 @@
 //! as direct loops on the host. Each gradient op's own gradient is another op of this
 //! file, so second derivatives work through a CNN.
 
+use super::device_io::{download_as, upload};
 use super::eager::Eager;
 use super::error::{dims, ErrorClass, OpError, OpResult, FLOAT};
 use super::op::{first, inputs, node_inputs, Op};
 use super::tape::Node;
 use super::tensor::Tensor;
-use crate::device::{DTensor, Device, Window};
+use crate::device::{Device, Window};
 use crate::tensor::{DType, NdArray};
 
 /// TF's padding schemes.
@@ -177,16 +178,6 @@ fn for_each_window(w: &Window, mut f: impl FnMut(usize, &[(usize, usize)])) {
             }
         }
     }
-}
-
-fn upload(dev: &dyn Device, x: &NdArray, shape: &[usize]) -> OpResult<DTensor> {
-    let (_, v) = x.to_f32_vec();
-    Ok(dev.upload(&v, shape)?)
-}
-
-fn download(dev: &dyn Device, t: &DTensor, shape: &[usize], op: &str) -> OpResult<NdArray> {
-    let v = dev.download(t)?;
-    NdArray::from_f32(shape, v).map_err(|e| OpError::from_tensor(op, &dev.name(), e))
 }
 
 fn from_f64(op: &str, dev: &str, shape: &[usize], v: Vec<f64>, dt: DType) -> OpResult<NdArray> {
@@ -482,7 +473,7 @@ fn conv2d(
         let ft = upload(dev, f, &[patch, cout])?;
         let mut out = dev.zeros(&[rows, cout])?;
         dev.gemm(&cols, false, &ft, false, &mut out, 1.0, 0.0)?;
-        return download(dev, &out, &out_shape, op);
+        return download_as(dev, &out, &out_shape, op);
     }
     let (_, xv) = x.to_f64_vec();
     let (_, fv) = f.to_f64_vec();
@@ -520,7 +511,7 @@ fn conv2d_input(
         dev.gemm(&dyt, false, &ft, true, &mut dcols, 1.0, 0.0)?;
         let mut dx = dev.zeros(&in_shape)?;
         dev.col2im(&dcols, w, &mut dx)?;
-        return download(dev, &dx, &in_shape, op);
+        return download_as(dev, &dx, &in_shape, op);
     }
     let (_, fv) = f.to_f64_vec();
     let (_, gv) = dy.to_f64_vec();
@@ -557,7 +548,7 @@ fn conv2d_filter(
         let dyt = upload(dev, dy, &[rows, cout])?;
         let mut df = dev.zeros(&[patch, cout])?;
         dev.gemm(&cols, true, &dyt, false, &mut df, 1.0, 0.0)?;
-        return download(dev, &df, &f_shape, op);
+        return download_as(dev, &df, &f_shape, op);
     }
     let (_, xv) = x.to_f64_vec();
     let (_, gv) = dy.to_f64_vec();
@@ -596,7 +587,7 @@ fn max_pool(
             .into_iter()
             .map(|a| (a >= 0.0).then_some(a as usize))
             .collect();
-        return Ok((download(dev, &y, &out_shape, op)?, argmax));
+        return Ok((download_as(dev, &y, &out_shape, op)?, argmax));
     }
     let (_, xv) = x.to_f64_vec();
     let c = w.channels;

@@ -4,7 +4,6 @@
 
 use super::{away, check, ints, uniform};
 use crate::ops::*;
-use crate::tensor::DType;
 
 fn one(t: OpResult<Tensor>) -> OpResult<Vec<Tensor>> {
     t.map(|t| vec![t])
@@ -140,18 +139,7 @@ fn pointwise_ops() {
 
 #[test]
 fn activations() {
-    for act in [
-        Activation::Sigmoid,
-        Activation::Tanh,
-        Activation::Softplus,
-        Activation::Elu,
-        Activation::Selu,
-        Activation::Gelu { approximate: false },
-        Activation::Gelu { approximate: true },
-        Activation::Swish,
-        Activation::Relu,
-        Activation::LeakyRelu { alpha: 0.2 },
-    ] {
+    for act in super::ACTIVATIONS {
         check(act.name(), vec![away(&[3, 4], 7)], &[true], &|e, x| {
             one(activate(e, act, &x[0]))
         });

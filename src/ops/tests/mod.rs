@@ -9,8 +9,22 @@ mod gradients;
 mod second;
 mod tape;
 
-use super::{lock, mul, reduce_sum, Eager, Node, OpResult, Source, Tape, Tensor};
+use super::{lock, mul, reduce_sum, Activation, Eager, Node, OpResult, Source, Tape, Tensor};
 use crate::tensor::{NdArray, RandomState};
+
+/// Every activation, each family's tests run over all of them.
+pub(super) const ACTIVATIONS: [Activation; 10] = [
+    Activation::Relu,
+    Activation::Sigmoid,
+    Activation::Tanh,
+    Activation::Softplus,
+    Activation::Elu,
+    Activation::Selu,
+    Activation::Gelu { approximate: false },
+    Activation::Gelu { approximate: true },
+    Activation::Swish,
+    Activation::LeakyRelu { alpha: 0.2 },
+];
 
 /// Uniform values in `[lo, hi)` from a fixed seed.
 pub(super) fn uniform(shape: &[usize], seed: u32, lo: f64, hi: f64) -> NdArray {

@@ -35,17 +35,7 @@ fn elementwise_and_activations() {
         one(div(e, &x[1], &x[0]))
     });
     check_second("Mul", ins, &[true, true], &|e, x| one(mul(e, &x[0], &x[1])));
-    for act in [
-        Activation::Sigmoid,
-        Activation::Tanh,
-        Activation::Softplus,
-        Activation::Elu,
-        Activation::Selu,
-        Activation::Gelu { approximate: false },
-        Activation::Gelu { approximate: true },
-        Activation::Swish,
-        Activation::Relu,
-    ] {
+    for act in super::ACTIVATIONS {
         check_second(act.name(), vec![away(&[3, 4], 5)], &[true], &|e, x| {
             let y = activate(e, act, &x[0])?;
             // Times x, so that even piecewise-linear activations have a second derivative.

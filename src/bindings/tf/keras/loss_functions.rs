@@ -84,45 +84,39 @@ fn regression(name: &'static str, kind: fn(f64) -> Loss, delta_arg: bool) -> Val
     })
 }
 
-fn binary_crossentropy(args: &crate::lang::Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let s = args.bind(
-        "binary_crossentropy",
-        &["y_true", "y_pred", "from_logits", "label_smoothing", "axis"],
-        2,
-    )?;
-    only_last_axis("binary_crossentropy", given(&s[4]))?;
-    let from_logits = flag(&s, 2, false)?;
-    let ls = given(&s[3]).map_or(Ok(0.0), |v| v.as_float())?;
-    let p = tensor_of(arg(&s, 1), ctx)?;
-    let t = tensor_of(arg(&s, 0), ctx)?;
-    apply(ctx, |e| {
-        let mut t = cast_to(e, &t, p.dtype())?;
-        if ls != 0.0 {
-            t = smooth(e, &t, ls, 0.5)?;
-        }
-        ops::loss(e, Loss::BinaryCrossentropy { from_logits }, &t, &p)
-    })
-}
-
-fn categorical_crossentropy(args: &crate::lang::Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let s = args.bind(
-        "categorical_crossentropy",
-        &["y_true", "y_pred", "from_logits", "label_smoothing", "axis"],
-        2,
-    )?;
-    only_last_axis("categorical_crossentropy", given(&s[4]))?;
-    let from_logits = flag(&s, 2, false)?;
-    let ls = given(&s[3]).map_or(Ok(0.0), |v| v.as_float())?;
-    let p = tensor_of(arg(&s, 1), ctx)?;
-    let t = tensor_of(arg(&s, 0), ctx)?;
-    apply(ctx, |e| {
-        let mut t = cast_to(e, &t, p.dtype())?;
-        if ls != 0.0 {
-            let k = p.shape().last().copied().unwrap_or(1).max(1) as f64;
-            t = smooth(e, &t, ls, 1.0 / k)?;
-        }
-        ops::loss(e, Loss::CategoricalCrossentropy { from_logits }, &t, &p)
-    })
+/// `binary_crossentropy` or `categorical_crossentropy(y_true, y_pred, from_logits=False,
+/// label_smoothing=0.0, axis=-1)`: the target cast to the prediction's dtype and smoothed
+/// towards `1/2` (binary) or `1/classes` (categorical).
+fn crossentropy(name: &'static str, categorical: bool) -> Value {
+    NativeFn::value(
+        name,
+        "loss(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1)",
+        move |args, ctx| {
+            let s = args.bind(
+                name,
+                &["y_true", "y_pred", "from_logits", "label_smoothing", "axis"],
+                2,
+            )?;
+            only_last_axis(name, given(&s[4]))?;
+            let from_logits = flag(&s, 2, false)?;
+            let ls = given(&s[3]).map_or(Ok(0.0), |v| v.as_float())?;
+            let p = tensor_of(arg(&s, 1), ctx)?;
+            let t = tensor_of(arg(&s, 0), ctx)?;
+            let (kind, toward) = if categorical {
+                let k = p.shape().last().copied().unwrap_or(1).max(1) as f64;
+                (Loss::CategoricalCrossentropy { from_logits }, 1.0 / k)
+            } else {
+                (Loss::BinaryCrossentropy { from_logits }, 0.5)
+            };
+            apply(ctx, |e| {
+                let mut t = cast_to(e, &t, p.dtype())?;
+                if ls != 0.0 {
+                    t = smooth(e, &t, ls, toward)?;
+                }
+                ops::loss(e, kind, &t, &p)
+            })
+        },
+    )
 }
 
 fn sparse_categorical_crossentropy(args: &crate::lang::Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -190,19 +184,11 @@ pub fn register(losses: &NativeModule) {
     );
     losses.set(
         "binary_crossentropy",
-        super::super::func(
-            "binary_crossentropy",
-            "binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1)",
-            binary_crossentropy,
-        ),
+        crossentropy("binary_crossentropy", false),
     );
     losses.set(
         "categorical_crossentropy",
-        super::super::func(
-            "categorical_crossentropy",
-            "categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1)",
-            categorical_crossentropy,
-        ),
+        crossentropy("categorical_crossentropy", true),
     );
     losses.set(
         "sparse_categorical_crossentropy",
