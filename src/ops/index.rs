@@ -323,6 +323,9 @@ impl IndexOp {
                     norm_axis(op, &dn, *axis, n + 1)?
                 };
                 let (ishape, ids) = idx.to_i64_vec();
+                let mut shape = ishape.clone();
+                shape.insert(k, *depth);
+                crate::tensor::check_alloc(&shape, *dtype).map_err(tensor)?;
                 let outer: usize = ishape[..k].iter().product();
                 let inner: usize = ishape[k..].iter().product();
                 let mut out = vec![*off; ids.len() * depth];
@@ -334,8 +337,6 @@ impl IndexOp {
                         }
                     }
                 }
-                let mut shape = ishape.clone();
-                shape.insert(k, *depth);
                 NdArray::from_f64(&shape, out)
                     .map_err(tensor)?
                     .astype(*dtype)

@@ -165,6 +165,7 @@ impl ShapeOp {
             }
             ShapeOp::BroadcastTo { shape } => {
                 let [x] = inputs::<1>(op, given)?;
+                crate::tensor::check_alloc(shape, x.dtype()).map_err(tensor)?;
                 vec![broadcast_array(x, shape).ok_or_else(|| {
                     kernel(&format!(
                         "Incompatible shapes: {} vs. {}",
@@ -366,7 +367,11 @@ fn reshape_checked(x: &NdArray, shape: &[i64], dev: &str) -> OpResult<NdArray> {
     if let Some(bad) = shape.iter().find(|&&d| d < -1) {
         return Err(fail(format!("Size {bad} must be non-negative, not {bad}")));
     }
-    let known: i64 = shape.iter().filter(|&&d| d >= 0).product();
+    // Saturating: a product too large for i64 is a mismatch, not an overflow.
+    let known: i64 = shape
+        .iter()
+        .filter(|&&d| d >= 0)
+        .fold(1i64, |a, &d| a.saturating_mul(d));
     let size = x.size() as i64;
     if unknown.is_empty() && known != size {
         return Err(fail(format!(

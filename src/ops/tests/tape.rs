@@ -352,6 +352,20 @@ fn tf_errors() {
     );
 }
 
+#[test]
+fn sizes_a_user_asks_for_are_errors_never_panics() {
+    let mut e = Eager::default();
+    let x = Tensor::new(uniform(&[2, 3], 1, 0.0, 1.0));
+    let huge = 1i64 << 40;
+    let err = reshape(&mut e, &x, &[huge, huge]).err();
+    assert_eq!(err.map(|e| e.class), Some(ErrorClass::InvalidArgument));
+    let idx = Tensor::new(ints(&[2], vec![0, 1]));
+    let err = one_hot(&mut e, &idx, 1 << 60, 1.0, 0.0, -1, DType::F32).err();
+    assert_eq!(err.map(|e| e.class), Some(ErrorClass::Memory));
+    let err = broadcast_to(&mut e, &x, &[1 << 40, 1 << 40, 3]).err();
+    assert_eq!(err.map(|e| e.class), Some(ErrorClass::Memory));
+}
+
 /// y = 2x, with its input's value kept for the backward pass.
 #[derive(Debug)]
 struct Doubler;
