@@ -16,6 +16,8 @@
 //! - [`bindings`]: the modules a cell can import (`tensorflow`, `numpy`, `matplotlib.pyplot`,
 //!   `os`, `pathlib`, `IPython.display`); they convert language values to engine types.
 //! - [`keras`]: models, layers, losses, optimizers, metrics, callbacks, saving.
+//! - [`ops`]: the op library: each op's checks, forward and gradient defined once;
+//!   gradient tapes and the execution context that eager `tf` calls run through.
 //! - [`distribute`]: replicas, batch splitting, all-reduce.
 //! - [`tensor`]: host n-dimensional arrays with numpy's dtypes and semantics.
 //! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
@@ -31,6 +33,7 @@ pub mod display;
 pub mod distribute;
 pub mod keras;
 pub mod lang;
+pub mod ops;
 pub mod protocol;
 pub mod runner;
 pub mod session;

@@ -9,6 +9,7 @@ pub mod datasets;
 pub mod fit;
 pub mod layers;
 pub mod live;
+pub mod loss_functions;
 pub mod model;
 pub mod models;
 pub mod nan;
