@@ -135,6 +135,24 @@ pub enum OptStep {
 }
 
 impl OptStep {
+    /// Adam's learning rate with both bias corrections folded in, in float32 as Keras
+    /// computes it (`lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`); every device uses this one
+    /// value, so they update bit for bit alike.
+    pub fn adam_rate(lr: f32, beta_1: f32, beta_2: f32, step: u64) -> f32 {
+        let t = step.max(1) as f32;
+        lr * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t))
+    }
+
+    /// `1 - b` for a decay rate `b` as Keras computes it: Python subtracts the float the
+    /// user wrote in float64, and the product with a float32 tensor rounds the difference to
+    /// float32. `b` arrives as float32, so the decimal is recovered as the shortest one that
+    /// rounds to it (`0.999f32` is `0.999`, whose complement rounds to `0.001f32`, where
+    /// `1.0f32 - 0.999f32` would be `0.00099998713`).
+    pub fn complement(b: f32) -> f32 {
+        let decimal: f64 = format!("{b}").parse().unwrap_or(f64::from(b));
+        (1.0 - decimal) as f32
+    }
+
     /// How many slot tensors (same shape as the parameter) the rule keeps.
     pub fn slots(&self) -> usize {
         match self {

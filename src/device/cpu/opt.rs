@@ -97,11 +97,12 @@ fn step_portable(opt: &OptStep, p: &mut [f32], g: &[f32], slots: &mut [&mut [f32
             };
             let mut avg = if centered { rest.first_mut() } else { None };
             let mut mom = mom;
+            let c = OptStep::complement(rho);
             for i in 0..p.len() {
-                vel[i] = rho * vel[i] + (1.0 - rho) * g[i] * g[i];
+                vel[i] = rho * vel[i] + c * (g[i] * g[i]);
                 let denom = match avg.as_deref_mut() {
                     Some(a) => {
-                        a[i] = rho * a[i] + (1.0 - rho) * g[i];
+                        a[i] = rho * a[i] + c * g[i];
                         vel[i] - a[i] * a[i] + epsilon
                     }
                     None => vel[i] + epsilon,
@@ -141,9 +142,8 @@ fn adam(
 ) {
     let [m, v] = slots else { return };
     // Keras folds both bias corrections into the learning rate and adds epsilon to sqrt(v).
-    let t = step.max(1) as i32;
-    let lr_t = lr * (1.0 - b2.powi(t)).sqrt() / (1.0 - b1.powi(t));
-    let (c1, c2) = (1.0 - b1, 1.0 - b2);
+    let lr_t = OptStep::adam_rate(lr, b1, b2, step);
+    let (c1, c2) = (OptStep::complement(b1), OptStep::complement(b2));
     let it = p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut());
     for (((p, g), m), v) in it {
         *m += (*g - *m) * c1;

@@ -379,28 +379,28 @@ extern "C" __global__ void opt_sgd(float* p, const float* g, float* m, i64 n, fl
 /* Adam with Keras's folded bias correction (lr_t computed on the host); decay > 0 applies
    AdamW's decoupled weight decay p -= p * decay first. */
 extern "C" __global__ void opt_adam(float* p, const float* g, float* m, float* v, i64 n,
-                                    float lr_t, float b1, float b2, float eps, float decay) {
+                                    float lr_t, float c1, float c2, float eps, float decay) {
     GRID_LOOP(i, n) {
         float pi = p[i];
         if (decay != 0.0f) { pi -= pi * decay; }
         float gi = g[i];
-        float mi = m[i] + (gi - m[i]) * (1.0f - b1);
-        float vi = v[i] + (gi * gi - v[i]) * (1.0f - b2);
+        float mi = m[i] + (gi - m[i]) * c1;
+        float vi = v[i] + (gi * gi - v[i]) * c2;
         m[i] = mi; v[i] = vi;
         p[i] = pi - lr_t * mi / (sqrtf(vi) + eps);
     }
 }
 
 extern "C" __global__ void opt_rmsprop(float* p, const float* g, float* vel, float* mom,
-                                       float* avg, i64 n, float lr, float rho, float momentum,
-                                       float eps) {
+                                       float* avg, i64 n, float lr, float rho, float crho,
+                                       float momentum, float eps) {
     GRID_LOOP(i, n) {
         float gi = g[i];
-        float vi = rho * vel[i] + (1.0f - rho) * gi * gi;
+        float vi = rho * vel[i] + crho * (gi * gi);
         vel[i] = vi;
         float denom;
         if (avg != 0) {
-            float ai = rho * avg[i] + (1.0f - rho) * gi;
+            float ai = rho * avg[i] + crho * gi;
             avg[i] = ai;
             denom = vi - ai * ai + eps;
         } else {

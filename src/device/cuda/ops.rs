@@ -377,7 +377,13 @@ pub(super) fn optimizer_step(
                 Some(a) => l.arg(a),
                 None => l.arg(&null),
             };
-            l.arg(&n64).arg(&lr).arg(&rho).arg(&momentum).arg(&epsilon);
+            let c = OptStep::complement(rho);
+            l.arg(&n64)
+                .arg(&lr)
+                .arg(&rho)
+                .arg(&c)
+                .arg(&momentum)
+                .arg(&epsilon);
             dev.run(l, flat(n))
         }
         OptStep::Adagrad { lr, epsilon } => {
@@ -405,14 +411,14 @@ fn adam(
     step: u64,
     decay: f32,
 ) -> DResult<()> {
-    // Keras folds both bias corrections into the learning rate; computed in f32 exactly as
-    // the CPU device does, so both devices use the same rate bit for bit.
-    let t = i32::try_from(step.max(1)).unwrap_or(i32::MAX);
-    let lr_t = lr * (1.0 - b2.powi(t)).sqrt() / (1.0 - b1.powi(t));
+    // Keras folds both bias corrections into the learning rate; the rate and the
+    // complements of the betas are the values the CPU device uses, bit for bit.
+    let lr_t = OptStep::adam_rate(lr, b1, b2, step);
+    let (c1, c2) = (OptStep::complement(b1), OptStep::complement(b2));
     let n64 = n as i64;
     let ps = dev.buf_mut(param)?;
     let mut l = dev.launcher(K::Adam);
     l.arg(ps).arg(gs).arg(m).arg(v).arg(&n64);
-    l.arg(&lr_t).arg(&b1).arg(&b2).arg(&eps).arg(&decay);
+    l.arg(&lr_t).arg(&c1).arg(&c2).arg(&eps).arg(&decay);
     dev.run(l, flat(n))
 }
