@@ -71,7 +71,8 @@ impl Loss {
         }
     }
 
-    fn sparse(self) -> bool {
+    /// Whether the targets are class indices, one per row.
+    pub fn sparse(self) -> bool {
         matches!(
             self,
             Loss::SparseCategoricalCrossentropy { .. } | Loss::SparseSoftmaxCrossEntropyWithLogits
@@ -225,8 +226,9 @@ impl Loss {
             .astype(p.dtype())])
     }
 
-    /// One example's loss in float64.
-    fn row(self, p: &[f64], t: &[f64]) -> f64 {
+    /// One example's loss in float64 (`t` holds one label for the sparse losses); the
+    /// host formula the float64 path runs, which the engine's metrics reuse.
+    pub fn row(self, p: &[f64], t: &[f64]) -> f64 {
         let k = p.len() as f64;
         let clip = |v: f64| v.clamp(EPS, 1.0 - EPS);
         match self {

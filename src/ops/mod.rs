@@ -17,7 +17,9 @@
 //!   stop-gradient), `activation.rs` (activations and softmax), `linalg.rs` (matmul),
 //!   `reduce.rs` (reductions), `shape.rs` (reshape, transpose, concat, split, ...),
 //!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
-//!   (Keras's losses and TF's cross-entropies), `random.rs` (dropout, samples, seeds).
+//!   (Keras's losses and TF's cross-entropies), `random.rs` (dropout, samples, seeds),
+//!   `optimizer.rs` (an optimizer's update of a variable and its slots, on the device's
+//!   `optimizer_step`).
 //!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
 //!   ...), which run one op through a context.
 //! - [`Eager`] (`eager.rs`): the execution context: device, active tapes, observers;
@@ -54,6 +56,7 @@ mod index;
 mod linalg;
 mod loss;
 mod op;
+mod optimizer;
 mod random;
 mod reduce;
 mod shape;
@@ -71,11 +74,12 @@ pub use elementwise::{
     add, add_n, binary, cast, clip_by_value, div, identity, mul, neg, ones_like, scale, select,
     square, stop_gradient, sub, unary, zeros_like, Binary, Pointwise, Unary,
 };
-pub use error::{kernel_dtype_name, ErrorClass, OpError, OpResult};
+pub use error::{dims, kernel_dtype_name, ErrorClass, OpError, OpResult};
 pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
 pub use linalg::{matmul, MatMul};
 pub use loss::{loss, Loss};
 pub use op::{CustomOp, Op, Outputs, Saved};
+pub use optimizer::{apply_update, ApplyUpdate};
 pub use random::{dropout, sample, RandomOp, SeedStream};
 pub use reduce::{
     reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,

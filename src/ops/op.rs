@@ -16,6 +16,7 @@ use super::error::{ErrorClass, OpError, OpResult};
 use super::index::IndexOp;
 use super::linalg::MatMul;
 use super::loss::Loss;
+use super::optimizer::ApplyUpdate;
 use super::random::RandomOp;
 use super::reduce::{ArgReduce, ProdGrad, Reduce};
 use super::shape::ShapeOp;
@@ -74,6 +75,8 @@ pub enum Op {
     Window(WindowOp),
     Loss(Loss),
     Random(RandomOp),
+    /// An optimizer's update of one variable and its slots (not differentiable).
+    Update(ApplyUpdate),
     Custom(Arc<dyn CustomOp>),
 }
 
@@ -97,6 +100,7 @@ impl Op {
             Op::Window(w) => w.name(),
             Op::Loss(l) => l.name(),
             Op::Random(r) => r.name(),
+            Op::Update(u) => u.name(),
             Op::Custom(c) => c.name(),
         }
     }
@@ -121,6 +125,7 @@ impl Op {
             Op::Window(w) => w.forward(dev, inputs),
             Op::Loss(l) => l.forward(dev, inputs),
             Op::Random(r) => r.forward(dev, inputs),
+            Op::Update(u) => u.forward(dev, inputs),
             Op::Custom(c) => return c.forward(dev, inputs),
         }?;
         Ok(Outputs {
@@ -155,6 +160,7 @@ impl Op {
             Op::Window(w) => w.vjp(e, node, grads),
             Op::Loss(l) => l.vjp(e, node, grads),
             Op::Random(r) => r.vjp(e, node, grads),
+            Op::Update(u) => Err(OpError::no_gradient(u.name())),
             Op::Custom(c) => c.vjp(e, node, grads),
         }
     }
