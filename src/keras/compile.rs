@@ -5,6 +5,7 @@
 
 use super::error::{KResult, KerasError};
 use crate::device::{LossKind, OptStep};
+use crate::ops::Loss;
 
 const LOSS_NAMES: &[&str] = &[
     "mse",
@@ -209,8 +210,9 @@ impl OptimizerConfig {
     }
 }
 
-/// A metric tracked as a running mean over the epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A metric tracked as a running mean over the epoch of a per-example value (the root
+/// mean squared error takes the square root of that mean when it is reported).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
     /// `accuracy`/`acc`: Keras 3 picks the variant from the shapes of each batch: binary
     /// when predictions have one column, sparse categorical when targets hold one value
@@ -224,6 +226,18 @@ pub enum Metric {
     BinaryAccuracy,
     MeanAbsoluteError,
     MeanSquaredError,
+    /// Keras's `Accuracy`: the fraction of elements equal to the target.
+    Equality,
+    /// The target's class (argmax of a one-hot row, or the label itself when `sparse`)
+    /// is among the `k` highest predictions.
+    TopK {
+        k: usize,
+        sparse: bool,
+    },
+    /// The square root of the mean squared error over the examples seen.
+    RootMeanSquaredError,
+    /// A cross-entropy as a metric, per example as the loss op computes it.
+    Crossentropy(Loss),
 }
 
 const METRIC_NAMES: &[&str] = &[
@@ -234,6 +248,8 @@ const METRIC_NAMES: &[&str] = &[
     "binary_accuracy",
     "mae",
     "mse",
+    "top_k_categorical_accuracy",
+    "sparse_top_k_categorical_accuracy",
 ];
 
 impl Metric {
@@ -247,10 +263,23 @@ impl Metric {
             "binary_accuracy" => Metric::BinaryAccuracy,
             "mae" | "mean_absolute_error" => Metric::MeanAbsoluteError,
             "mse" | "mean_squared_error" => Metric::MeanSquaredError,
+            "top_k_categorical_accuracy" => Metric::TopK {
+                k: 5,
+                sparse: false,
+            },
+            "sparse_top_k_categorical_accuracy" => Metric::TopK { k: 5, sparse: true },
             other => return Err(KerasError::unknown("metric", other, METRIC_NAMES)),
         };
         // Keras logs the metric under the name the user wrote ("acc" stays "acc").
         Ok((name.to_string(), m))
+    }
+
+    /// The value reported for the mean of the per-example values seen.
+    pub fn finish(&self, mean: f64) -> f64 {
+        match self {
+            Metric::RootMeanSquaredError => mean.sqrt(),
+            _ => mean,
+        }
     }
 
     /// Sum over the rows of `pred` of this metric's per-example value. `cols` is the width
@@ -297,8 +326,35 @@ impl Metric {
                     .count();
                 hits as f64 / cols as f64
             }
-            Metric::MeanAbsoluteError | Metric::MeanSquaredError => {
-                let sq = *self == Metric::MeanSquaredError;
+            Metric::Equality => {
+                let hits = pred.iter().zip(target).filter(|(p, t)| p == t).count();
+                hits as f64 / cols as f64
+            }
+            Metric::TopK { k, sparse } => {
+                let targets: Vec<usize> = if *sparse {
+                    target.iter().map(|&t| t as usize).collect()
+                } else {
+                    target.chunks_exact(cols).map(argmax).collect()
+                };
+                rows.zip(targets)
+                    .filter(|(r, t)| match r.get(*t) {
+                        Some(&v) if v.is_finite() => r.iter().filter(|&&x| x > v).count() < *k,
+                        _ => false,
+                    })
+                    .count() as f64
+            }
+            Metric::Crossentropy(loss) => {
+                let per = if loss.sparse() { 1 } else { cols };
+                rows.zip(target.chunks_exact(per))
+                    .map(|(r, t)| {
+                        let p: Vec<f64> = r.iter().map(|&v| f64::from(v)).collect();
+                        let t: Vec<f64> = t.iter().map(|&v| f64::from(v)).collect();
+                        loss.row(&p, &t)
+                    })
+                    .sum()
+            }
+            Metric::MeanAbsoluteError | Metric::MeanSquaredError | Metric::RootMeanSquaredError => {
+                let sq = *self != Metric::MeanAbsoluteError;
                 let total: f64 = pred
                     .iter()
                     .zip(target)
@@ -326,17 +382,41 @@ pub struct CompileConfig {
     pub metrics: Vec<(String, Metric)>,
 }
 
+/// A metric as `compile` receives it: a Keras name, or a metric object already resolved
+/// to the name it is logged under and the engine's metric.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricSpec {
+    Name(String),
+    Resolved(String, Metric),
+}
+
 impl CompileConfig {
     /// `compile(optimizer=..., loss=..., metrics=[...])` from Keras's string names.
     pub fn from_names(optimizer: &str, loss: &str, metrics: &[&str]) -> KResult<CompileConfig> {
+        let metrics: Vec<MetricSpec> = metrics
+            .iter()
+            .map(|m| MetricSpec::Name(m.to_string()))
+            .collect();
+        CompileConfig::new(OptimizerConfig::parse(optimizer)?, loss, &metrics)
+    }
+
+    /// `compile` with an optimizer already configured (from a name or an object).
+    pub fn new(
+        optimizer: OptimizerConfig,
+        loss: &str,
+        metrics: &[MetricSpec],
+    ) -> KResult<CompileConfig> {
         let loss = parse_loss(loss)?;
         let metrics = metrics
             .iter()
-            .map(|m| Metric::parse(m, &loss))
+            .map(|m| match m {
+                MetricSpec::Name(n) => Metric::parse(n, &loss),
+                MetricSpec::Resolved(n, m) => Ok((n.clone(), *m)),
+            })
             .collect::<KResult<Vec<_>>>()?;
         Ok(CompileConfig {
             loss,
-            optimizer: OptimizerConfig::parse(optimizer)?,
+            optimizer,
             metrics,
         })
     }

@@ -88,18 +88,15 @@ impl Default for FitOptions {
 
 /// Running means of loss and metrics over the batches seen so far.
 struct Running {
-    names: Vec<String>,
+    metrics: Vec<(String, crate::keras::Metric)>,
     total: StepStats,
 }
 
 impl Running {
     fn new(t: &dyn Trainer) -> Running {
-        let names = t
-            .compiled()
-            .map(|c| c.metrics.iter().map(|(n, _)| n.clone()).collect())
-            .unwrap_or_default();
+        let metrics = t.compiled().map(|c| c.metrics.clone()).unwrap_or_default();
         Running {
-            names,
+            metrics,
             total: StepStats::default(),
         }
     }
@@ -107,8 +104,8 @@ impl Running {
         let n = self.total.count.max(1) as f64;
         let mut logs = Logs::new();
         logs.insert(format!("{prefix}loss"), self.total.loss_sum / n);
-        for (name, s) in self.names.iter().zip(&self.total.metric_sums) {
-            logs.insert(format!("{prefix}{name}"), s / n);
+        for ((name, m), s) in self.metrics.iter().zip(&self.total.metric_sums) {
+            logs.insert(format!("{prefix}{name}"), m.finish(s / n));
         }
         logs
     }

@@ -33,6 +33,9 @@ pub mod error;
 pub mod fit;
 pub mod init;
 mod layers;
+pub mod losses;
+pub mod metrics;
+pub mod optimizer;
 pub mod pickle;
 pub mod replica;
 pub mod saving;
@@ -42,7 +45,7 @@ pub mod validate;
 
 pub use callbacks::{Callback, EarlyStopping, LearningRateScheduler, TrainInfo};
 pub use checkpoint::ModelCheckpoint;
-pub use compile::{CompileConfig, Metric, OptKind, OptimizerConfig};
+pub use compile::{CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig};
 pub use config::{Act, Init, LayerKind, LayerSpec, ModelConfig, NameScope, Padding, Plan, VarSpec};
 pub use error::{KResult, KerasError};
 pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
