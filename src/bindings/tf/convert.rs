@@ -80,11 +80,15 @@ pub fn held_array(v: &Value) -> Option<Arc<NdArray>> {
     numpy_array(v).map(|a| Arc::new((*a).clone()))
 }
 
-/// The op-library variable behind a `tf.Variable`, or behind a `MirroredVariable` its
-/// first copy (what a cell outside `strategy.run` reads).
+/// The op-library variable behind a `tf.Variable` (or an optimizer's or a metric's Keras
+/// variable), or behind a `MirroredVariable` its first copy (what a cell outside
+/// `strategy.run` reads).
 pub fn variable_of(v: &Value) -> Option<ops::Variable> {
     if let Some(var) = v.downcast::<Variable>() {
         return Some(var.var.clone());
+    }
+    if let Some(var) = super::keras::state_variable::state_variable_of(v) {
+        return Some(var);
     }
     v.downcast::<MirroredVariable>()
         .and_then(|m| m.primary())

@@ -278,6 +278,7 @@ pub fn keras_activation(name: &str, args: &Args, ctx: &mut dyn Ctx) -> Option<R>
 /// The `tf.nn` module.
 pub fn module() -> Value {
     let nn = NativeModule::new("tensorflow.nn", "Neural-network functions.");
+    super::keras::losses::register_nn(&nn);
     for (n, act) in [
         ("relu", Activation::Relu),
         ("sigmoid", Activation::Sigmoid),

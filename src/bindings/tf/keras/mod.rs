@@ -10,12 +10,16 @@ pub mod fit;
 pub mod layers;
 pub mod live;
 pub mod loss_functions;
+pub mod losses;
+pub mod metrics;
 pub mod model;
 pub mod models;
 pub mod nan;
 pub mod optimizers;
+pub mod rate_schedules;
 pub mod saving;
 pub mod schedules;
+pub mod state_variable;
 pub mod summary;
 pub mod utils;
 pub mod weights;
@@ -40,6 +44,10 @@ pub fn module() -> Value {
         );
     models::register(&m);
     optimizers::register(&m);
+    metrics::register(&m);
+    let l = NativeModule::new("keras.losses", "Keras losses.");
+    losses::register(&l);
+    m.set("losses", l.into_value());
     utils::register(&m);
     m.into_value()
 }

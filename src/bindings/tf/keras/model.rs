@@ -240,7 +240,7 @@ impl ModelObj {
         NdArray::from_f32(&dims, out).map_err(super::super::convert::tensor_err)
     }
 
-    fn compile(&self, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    fn compile(&self, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let s = args.bind(
             "compile",
             &[
@@ -255,23 +255,15 @@ impl ModelObj {
             ],
             0,
         )?;
-        let (opt_name, lr) = super::optimizers::optimizer_arg(given(&s[0]), ctx)?;
-        let loss = super::optimizers::loss_arg(given(&s[1]), ctx)?;
-        let metrics: Vec<String> = match given(&s[2]) {
+        let optimizer = super::optimizers::optimizer_arg(given(&s[0]))?;
+        let loss = super::losses::loss_arg(given(&s[1]), ctx)?;
+        let metrics = match given(&s[2]) {
             None => vec![],
-            Some(v) => ctx
-                .iterate(v)?
-                .iter()
-                .map(|m| super::optimizers::metric_name(m, ctx))
-                .collect::<PyResult<_>>()?,
+            Some(v) => super::metrics::metric_specs(v, ctx)?,
         };
-        let names: Vec<&str> = metrics.iter().map(|m| m.as_str()).collect();
-        let mut cfg = CompileConfig::from_names(&opt_name, &loss.0, &names).map_err(kerr)?;
-        if let Some(lr) = lr {
-            cfg.optimizer.learning_rate = lr;
-        }
+        let mut cfg = CompileConfig::new(optimizer, &loss.0, &metrics).map_err(kerr)?;
         if loss.1 {
-            cfg.loss = super::optimizers::with_logits(cfg.loss);
+            cfg.loss = super::losses::with_logits(cfg.loss);
         }
         let created = self.created_under.borrow().clone();
         if self.is_built() {
@@ -281,6 +273,7 @@ impl ModelObj {
         *self.compiled_under.borrow_mut() = active_strategy(ctx);
         *self.compiled.borrow_mut() = Some(cfg);
         *self.loss_arg.borrow_mut() = given(&s[1]).cloned().unwrap_or(Value::None);
+        super::optimizers::bind_to_model(given(&s[0]), this);
         Ok(Value::None)
     }
 }
@@ -381,7 +374,7 @@ impl Object for ModelObj {
                 m.build(this, &shape, c)?;
                 Ok(Value::None)
             }),
-            "compile" => bound::<ModelObj>(this, name, |m, _, a, c| m.compile(a, c)),
+            "compile" => bound::<ModelObj>(this, name, |m, this, a, c| m.compile(this, a, c)),
             "get_weights" => bound::<ModelObj>(this, name, |m, _, _, _| {
                 Ok(Value::list(
                     m.weights()?

@@ -1,0 +1,709 @@
+//! `tf.keras.metrics`: the metric classes (`Mean`, `Sum`, the accuracies, top-k, `AUC`,
+//! `Precision`, `Recall`, the regression and cross-entropy metrics) as objects with
+//! `update_state`, `result`, `reset_state`, `variables`, `name`, `dtype`, `get_config`,
+//! calling (update, then result) and Keras's repr (`<Mean name=mean>`). The state and its
+//! arithmetic are the engine's (`keras::metrics`): variables read and written through the
+//! session's execution context. `compile(metrics=[...])` maps the objects the engine's
+//! `fit` computes to its metrics (`engine_metric`) and names them in the logs by their
+//! `name`, as Keras does.
+
+use std::any::Any;
+
+use super::super::convert::tensor_of;
+use super::super::eager::{apply, op_err, run};
+use super::super::ops::arg;
+use super::super::{bound, given, TfError, TfState};
+use super::state_variable::StateVariable;
+use crate::keras::losses::LossFn;
+use crate::keras::metrics::{
+    auc_thresholds, evenly_distributed, Curve, Metric, MetricKind, Summation, Wrapped,
+};
+use crate::keras::{Metric as EngineMetric, MetricSpec};
+use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
+use crate::ops::Loss;
+use crate::tensor::{NdArray, Scalar};
+
+/// A metric object.
+pub struct MetricObj {
+    pub class: &'static str,
+    pub metric: Metric,
+    /// `get_config()` beyond `name` and `dtype`, in Keras's order.
+    pub config: Vec<(&'static str, Value)>,
+}
+
+impl MetricObj {
+    fn update(&self, args: &Args, ctx: &mut dyn Ctx) -> PyResult<()> {
+        let values_only = matches!(self.metric.kind, MetricKind::Mean | MetricKind::Sum);
+        let (t, p, w) = if values_only {
+            let s = args.bind("update_state", &["values", "sample_weight"], 1)?;
+            let v = tensor_of(arg(&s, 0), ctx)?;
+            (None, v, given(&s[1]).cloned())
+        } else {
+            let s = args.bind("update_state", &["y_true", "y_pred", "sample_weight"], 2)?;
+            let p = tensor_of(arg(&s, 1), ctx)?;
+            let t = tensor_of(arg(&s, 0), ctx)?;
+            (Some(t), p, given(&s[2]).cloned())
+        };
+        let w = match w {
+            Some(w) => Some(tensor_of(&w, ctx)?),
+            None => None,
+        };
+        let m = &self.metric;
+        run(ctx, |e| match &t {
+            Some(t) => m.update(e, t, &p, w.as_ref()),
+            None => m.update_values(e, &p, w.as_ref()),
+        })
+    }
+
+    fn result(&self, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        apply(ctx, |e| self.metric.result(e))
+    }
+
+    fn get_config(&self) -> Value {
+        let mut pairs = vec![
+            ("name", Value::str(&self.metric.name)),
+            ("dtype", Value::str("float32")),
+        ];
+        pairs.extend(self.config.iter().cloned());
+        Value::dict_from(pairs)
+    }
+
+    fn variable(&self, which: &str) -> Option<Value> {
+        self.metric
+            .vars
+            .iter()
+            .find(|(p, _)| p.rsplit('/').next() == Some(which))
+            .map(|(_, v)| StateVariable::value(v))
+    }
+}
+
+impl Object for MetricObj {
+    fn type_name(&self) -> String {
+        self.class.into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("<{} name={}>", self.class, self.metric.name))
+    }
+    fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(Some(match name {
+            "name" => Value::str(&self.metric.name),
+            "dtype" => Value::str("float32"),
+            "variables" => Value::list(
+                self.metric
+                    .vars
+                    .iter()
+                    .map(|(_, v)| StateVariable::value(v))
+                    .collect(),
+            ),
+            "update_state" => bound::<MetricObj>(this, name, |m, _, args, ctx| {
+                m.update(args, ctx)?;
+                Ok(Value::None)
+            }),
+            "result" => bound::<MetricObj>(this, name, |m, _, _, ctx| m.result(ctx)),
+            "reset_state" => bound::<MetricObj>(this, name, |m, _, _, ctx| {
+                run(ctx, |e| m.metric.reset(e))?;
+                Ok(Value::None)
+            }),
+            "get_config" => bound::<MetricObj>(this, name, |m, _, _, _| Ok(m.get_config())),
+            // Keras keeps AUC's thresholds in a numpy array and lists its float64 items;
+            // Precision and Recall keep the Python floats they were given.
+            "thresholds" => match &self.metric.kind {
+                MetricKind::Auc { thresholds, .. } => {
+                    Value::list(thresholds.iter().map(|t| np_float64(*t)).collect())
+                }
+                MetricKind::Precision { thresholds, .. }
+                | MetricKind::Recall { thresholds, .. } => {
+                    Value::list(thresholds.iter().map(|t| Value::Float(*t)).collect())
+                }
+                _ => return Ok(None),
+            },
+            other => match self.variable(other) {
+                Some(v) => v,
+                None => return Ok(None),
+            },
+        }))
+    }
+    fn call(&self, _this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        self.update(&args, ctx)?;
+        self.result(ctx)
+    }
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        self.repr(ctx)
+    }
+    fn dir(&self) -> Vec<String> {
+        let mut names: Vec<String> = [
+            "name",
+            "dtype",
+            "variables",
+            "update_state",
+            "result",
+            "reset_state",
+            "get_config",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        names.extend(
+            self.metric
+                .vars
+                .iter()
+                .filter_map(|(p, _)| p.rsplit('/').next().map(str::to_string)),
+        );
+        names
+    }
+    fn class_chain(&self) -> Vec<String> {
+        vec![self.class.into(), "Metric".into()]
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Keras's `auto_name`: the class name in snake case (`AUC` is `auc`, `AdamW` is
+/// `adam_w`), made unique in the session.
+pub fn auto_name(class: &str, ctx: &mut dyn Ctx) -> String {
+    let mut snake = String::new();
+    let chars: Vec<char> = class.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev_lower = i > 0 && chars[i - 1].is_lowercase();
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_uppercase();
+            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
+                snake.push('_');
+            }
+            snake.extend(c.to_lowercase());
+        } else {
+            snake.push(*c);
+        }
+    }
+    ctx.state().get::<TfState>().keras.names.unique(&snake)
+}
+
+/// A numpy float64 scalar (what iterating a numpy array gives).
+fn np_float64(x: f64) -> Value {
+    crate::bindings::numpy::convert::wrap(NdArray::from_scalar(Scalar::F64(x)))
+}
+
+/// The constructor of one metric class: its parameters and how they make the metric.
+type Make = fn(&[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)>;
+
+fn param(s: &[Option<Value>], i: usize) -> Option<&Value> {
+    s.get(i).and_then(given)
+}
+
+fn float_or(s: &[Option<Value>], i: usize, d: f64) -> PyResult<f64> {
+    param(s, i).map_or(Ok(d), |v| v.as_float())
+}
+
+fn flag_or(s: &[Option<Value>], i: usize) -> PyResult<bool> {
+    param(s, i).map_or(Ok(false), |v| v.as_bool_strict())
+}
+
+/// The value a config shows for a parameter: as given, else its default.
+fn shown(s: &[Option<Value>], i: usize, default: Value) -> Value {
+    s.get(i).and_then(|v| v.clone()).unwrap_or(default)
+}
+
+fn threshold_list(v: Option<&Value>) -> PyResult<Option<Vec<f64>>> {
+    match v {
+        None => Ok(None),
+        Some(seq @ (Value::List(_) | Value::Tuple(_))) => Ok(Some(
+            seq.as_seq()
+                .unwrap_or_default()
+                .iter()
+                .map(|x| x.as_float())
+                .collect::<PyResult<_>>()?,
+        )),
+        Some(x) => Ok(Some(vec![x.as_float()?])),
+    }
+}
+
+fn check_thresholds(t: &[f64]) -> PyResult<()> {
+    if t.iter().any(|x| !(0.0..=1.0).contains(x)) {
+        let shown: Vec<String> = t.iter().map(|x| super::super::py_float_repr(*x)).collect();
+        return Err(TfError::Value(format!(
+            "Threshold values must be in [0, 1]. Received: [{}]",
+            shown.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `Precision` and `Recall` (`thresholds, top_k, class_id, name, dtype`).
+fn confusion(
+    s: &[Option<Value>],
+    precision: bool,
+) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    if param(s, 1).is_some() {
+        return Err(TfError::NotImplemented(
+            "top_k is not supported by this kernel's Precision and Recall; use thresholds or class_id".into(),
+        )
+        .into());
+    }
+    let given = threshold_list(param(s, 0))?;
+    if let Some(t) = &given {
+        check_thresholds(t)?;
+    }
+    let thresholds = given.unwrap_or_else(|| vec![0.5]);
+    let evenly = evenly_distributed(&thresholds);
+    let class_id = param(s, 2)
+        .map(|v| v.as_int())
+        .transpose()?
+        .map(|k| k.max(0) as usize);
+    let config = vec![
+        ("thresholds", shown(s, 0, Value::None)),
+        ("top_k", shown(s, 1, Value::None)),
+        ("class_id", shown(s, 2, Value::None)),
+    ];
+    let kind = if precision {
+        MetricKind::Precision {
+            thresholds,
+            evenly,
+            class_id,
+        }
+    } else {
+        MetricKind::Recall {
+            thresholds,
+            evenly,
+            class_id,
+        }
+    };
+    Ok((kind, config))
+}
+
+fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    // num_thresholds, curve, summation_method, name, dtype, thresholds, multi_label,
+    // num_labels, label_weights, from_logits
+    if flag_or(s, 6)? || param(s, 7).is_some() || param(s, 8).is_some() {
+        return Err(TfError::NotImplemented(
+            "multi_label, num_labels and label_weights are not supported by this kernel's AUC"
+                .into(),
+        )
+        .into());
+    }
+    let curve_text = param(s, 1).map_or(Ok("ROC".to_string()), |v| {
+        Ok::<_, PyErr>(v.as_str()?.to_string())
+    })?;
+    let curve = match curve_text.to_uppercase().as_str() {
+        "ROC" => Curve::Roc,
+        "PR" => Curve::Pr,
+        _ => {
+            return Err(TfError::Value(format!(
+                "Invalid AUC curve value: \"{curve_text}\". Expected values are [\"PR\", \"ROC\"]"
+            ))
+            .into())
+        }
+    };
+    let sum_text = param(s, 2).map_or(Ok("interpolation".to_string()), |v| {
+        Ok::<_, PyErr>(v.as_str()?.to_string())
+    })?;
+    let summation = match sum_text.to_lowercase().as_str() {
+        "interpolation" => Summation::Interpolation,
+        "minoring" => Summation::Minoring,
+        "majoring" => Summation::Majoring,
+        _ => {
+            return Err(TfError::Value(format!(
+                "Invalid AUC summation method value: \"{sum_text}\". Expected values are [\"interpolation\", \"majoring\", \"minoring\"]"
+            ))
+            .into())
+        }
+    };
+    let given = threshold_list(param(s, 5))?;
+    let num = match &given {
+        Some(t) => {
+            check_thresholds(t)?;
+            t.len() + 2
+        }
+        None => {
+            let n = param(s, 0).map_or(Ok(200), |v| v.as_int())?;
+            if n <= 1 {
+                return Err(TfError::Value(format!(
+                    "Argument `num_thresholds` must be an integer > 1. Received: num_thresholds={n}"
+                ))
+                .into());
+            }
+            n as usize
+        }
+    };
+    let thresholds = auc_thresholds(num, given.as_deref());
+    let mut config = vec![
+        ("num_thresholds", Value::Int(num as i64)),
+        (
+            "curve",
+            Value::str(if curve == Curve::Roc { "ROC" } else { "PR" }),
+        ),
+        (
+            "summation_method",
+            Value::str(match summation {
+                Summation::Interpolation => "interpolation",
+                Summation::Minoring => "minoring",
+                Summation::Majoring => "majoring",
+            }),
+        ),
+        ("multi_label", Value::Bool(false)),
+        ("num_labels", Value::None),
+        ("label_weights", Value::None),
+        ("from_logits", Value::Bool(flag_or(s, 9)?)),
+    ];
+    if given.is_some() {
+        let inner = thresholds
+            .get(1..thresholds.len().saturating_sub(1))
+            .unwrap_or(&[])
+            .iter()
+            .map(|t| np_float64(*t))
+            .collect();
+        config.push(("thresholds", Value::list(inner)));
+    }
+    Ok((
+        MetricKind::Auc {
+            thresholds,
+            curve,
+            summation,
+            from_logits: flag_or(s, 9)?,
+        },
+        config,
+    ))
+}
+
+/// One metric class: its Keras name, parameters (`name` and `dtype` among them), default
+/// name (`None` for an automatic one) and constructor.
+struct Class {
+    class: &'static str,
+    params: &'static [&'static str],
+    default_name: Option<&'static str>,
+    make: Make,
+}
+
+const NAME_DTYPE: &[&str] = &["name", "dtype"];
+
+fn wrapped(w: Wrapped) -> MetricKind {
+    MetricKind::Wrapped(w)
+}
+
+fn classes() -> Vec<Class> {
+    vec![
+        Class {
+            class: "Mean",
+            params: NAME_DTYPE,
+            default_name: Some("mean"),
+            make: |_| Ok((MetricKind::Mean, vec![])),
+        },
+        Class {
+            class: "Sum",
+            params: NAME_DTYPE,
+            default_name: Some("sum"),
+            make: |_| Ok((MetricKind::Sum, vec![])),
+        },
+        Class {
+            class: "Accuracy",
+            params: NAME_DTYPE,
+            default_name: Some("accuracy"),
+            make: |_| Ok((wrapped(Wrapped::Accuracy), vec![])),
+        },
+        Class {
+            class: "BinaryAccuracy",
+            params: &["name", "dtype", "threshold"],
+            default_name: Some("binary_accuracy"),
+            make: |s| {
+                let threshold = float_or(s, 2, 0.5)?;
+                Ok((
+                    wrapped(Wrapped::BinaryAccuracy { threshold }),
+                    vec![("threshold", shown(s, 2, Value::Float(0.5)))],
+                ))
+            },
+        },
+        Class {
+            class: "CategoricalAccuracy",
+            params: NAME_DTYPE,
+            default_name: Some("categorical_accuracy"),
+            make: |_| Ok((wrapped(Wrapped::CategoricalAccuracy), vec![])),
+        },
+        Class {
+            class: "SparseCategoricalAccuracy",
+            params: NAME_DTYPE,
+            default_name: Some("sparse_categorical_accuracy"),
+            make: |_| Ok((wrapped(Wrapped::SparseCategoricalAccuracy), vec![])),
+        },
+        Class {
+            class: "TopKCategoricalAccuracy",
+            params: &["k", "name", "dtype"],
+            default_name: Some("top_k_categorical_accuracy"),
+            make: |s| {
+                let k = param(s, 0).map_or(Ok(5), |v| v.as_int())?.max(0) as usize;
+                Ok((
+                    wrapped(Wrapped::TopKCategoricalAccuracy { k }),
+                    vec![("k", shown(s, 0, Value::Int(5)))],
+                ))
+            },
+        },
+        Class {
+            class: "SparseTopKCategoricalAccuracy",
+            params: &["k", "name", "dtype", "from_sorted_ids"],
+            default_name: Some("sparse_top_k_categorical_accuracy"),
+            make: |s| {
+                if flag_or(s, 3)? {
+                    return Err(TfError::NotImplemented(
+                        "from_sorted_ids=True is not supported by this kernel".into(),
+                    )
+                    .into());
+                }
+                let k = param(s, 0).map_or(Ok(5), |v| v.as_int())?.max(0) as usize;
+                Ok((
+                    wrapped(Wrapped::SparseTopKCategoricalAccuracy { k }),
+                    vec![("k", shown(s, 0, Value::Int(5)))],
+                ))
+            },
+        },
+        Class {
+            class: "AUC",
+            params: &[
+                "num_thresholds",
+                "curve",
+                "summation_method",
+                "name",
+                "dtype",
+                "thresholds",
+                "multi_label",
+                "num_labels",
+                "label_weights",
+                "from_logits",
+            ],
+            default_name: None,
+            make: auc,
+        },
+        Class {
+            class: "Precision",
+            params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            default_name: None,
+            make: |s| confusion(s, true),
+        },
+        Class {
+            class: "Recall",
+            params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            default_name: None,
+            make: |s| confusion(s, false),
+        },
+        Class {
+            class: "MeanSquaredError",
+            params: NAME_DTYPE,
+            default_name: Some("mean_squared_error"),
+            make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanSquaredError)), vec![])),
+        },
+        Class {
+            class: "MeanAbsoluteError",
+            params: NAME_DTYPE,
+            default_name: Some("mean_absolute_error"),
+            make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanAbsoluteError)), vec![])),
+        },
+        Class {
+            class: "RootMeanSquaredError",
+            params: NAME_DTYPE,
+            default_name: Some("root_mean_squared_error"),
+            make: |_| Ok((MetricKind::RootMeanSquaredError, vec![])),
+        },
+        Class {
+            class: "SparseCategoricalCrossentropy",
+            params: &["name", "dtype", "from_logits", "ignore_class", "axis"],
+            default_name: Some("sparse_categorical_crossentropy"),
+            make: |s| {
+                only_last_axis("SparseCategoricalCrossentropy", param(s, 4))?;
+                let f = LossFn::SparseCategoricalCrossentropy {
+                    from_logits: flag_or(s, 2)?,
+                    ignore_class: param(s, 3).map(|v| v.as_int()).transpose()?,
+                };
+                Ok((
+                    wrapped(Wrapped::Loss(f)),
+                    vec![
+                        ("from_logits", shown(s, 2, Value::Bool(false))),
+                        ("ignore_class", shown(s, 3, Value::None)),
+                        ("axis", shown(s, 4, Value::Int(-1))),
+                    ],
+                ))
+            },
+        },
+        Class {
+            class: "CategoricalCrossentropy",
+            params: &["name", "dtype", "from_logits", "label_smoothing", "axis"],
+            default_name: Some("categorical_crossentropy"),
+            make: |s| {
+                only_last_axis("CategoricalCrossentropy", param(s, 4))?;
+                let f = LossFn::CategoricalCrossentropy {
+                    from_logits: flag_or(s, 2)?,
+                    label_smoothing: float_or(s, 3, 0.0)?,
+                };
+                Ok((
+                    wrapped(Wrapped::Loss(f)),
+                    vec![
+                        ("from_logits", shown(s, 2, Value::Bool(false))),
+                        ("label_smoothing", shown(s, 3, Value::Int(0))),
+                        ("axis", shown(s, 4, Value::Int(-1))),
+                    ],
+                ))
+            },
+        },
+        Class {
+            class: "BinaryCrossentropy",
+            params: &["name", "dtype", "from_logits", "label_smoothing"],
+            default_name: Some("binary_crossentropy"),
+            make: |s| {
+                let f = LossFn::BinaryCrossentropy {
+                    from_logits: flag_or(s, 2)?,
+                    label_smoothing: float_or(s, 3, 0.0)?,
+                };
+                Ok((
+                    wrapped(Wrapped::Loss(f)),
+                    vec![
+                        ("from_logits", shown(s, 2, Value::Bool(false))),
+                        ("label_smoothing", shown(s, 3, Value::Int(0))),
+                    ],
+                ))
+            },
+        },
+    ]
+}
+
+fn only_last_axis(class: &str, axis: Option<&Value>) -> PyResult<()> {
+    let axis = axis.map_or(Ok(-1), |v| v.as_int())?;
+    crate::keras::losses::check_axis(class, axis).map_err(op_err)
+}
+
+fn metric_class(c: Class) -> Value {
+    let Class {
+        class,
+        params,
+        default_name,
+        make,
+    } = c;
+    NativeClass::new(class, "keras.src.metrics", "")
+        .base("Metric")
+        .constructor(move |args: &Args, ctx| {
+            let s = args.bind(class, params, 0)?;
+            let slot = |n: &str| {
+                params
+                    .iter()
+                    .position(|p| *p == n)
+                    .and_then(|i| param(&s, i))
+            };
+            if let Some(d) = slot("dtype") {
+                if d.as_str().ok() != Some("float32") {
+                    return Err(TfError::NotImplemented(
+                        "metrics on this kernel keep their state in float32".into(),
+                    )
+                    .into());
+                }
+            }
+            let name = match (slot("name"), default_name) {
+                (Some(n), _) => n.as_str()?.to_string(),
+                (None, Some(d)) => d.to_string(),
+                (None, None) => auto_name(class, ctx),
+            };
+            let (kind, config) = make(&s)?;
+            let metric = Metric::new(kind, &name).map_err(op_err)?;
+            Ok(Value::native(MetricObj {
+                class,
+                metric,
+                config,
+            }))
+        })
+        .into_value()
+}
+
+/// `compile(metrics=[...])`: a name, or a metric object the engine's `fit` computes, as
+/// `(name logged, engine metric)`; for another object, an error naming what `compile`
+/// supports.
+pub fn engine_metric(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<(String, EngineMetric)>> {
+    if let Value::Str(_) = v {
+        return Ok(None);
+    }
+    let Some(m) = v.downcast::<MetricObj>() else {
+        let name = ctx.getattr(v, "name")?;
+        return Err(TfError::Value(format!(
+            "compile() on this kernel cannot compute the metric {}; {}",
+            ctx.str(&name)?,
+            SUPPORTED
+        ))
+        .into());
+    };
+    let engine = match &m.metric.kind {
+        MetricKind::Wrapped(w) => match *w {
+            Wrapped::Accuracy => Some(EngineMetric::Equality),
+            Wrapped::BinaryAccuracy { threshold: 0.5 } => Some(EngineMetric::BinaryAccuracy),
+            Wrapped::CategoricalAccuracy => Some(EngineMetric::CategoricalAccuracy),
+            Wrapped::SparseCategoricalAccuracy => Some(EngineMetric::SparseCategoricalAccuracy),
+            Wrapped::TopKCategoricalAccuracy { k } => Some(EngineMetric::TopK { k, sparse: false }),
+            Wrapped::SparseTopKCategoricalAccuracy { k } => {
+                Some(EngineMetric::TopK { k, sparse: true })
+            }
+            Wrapped::Loss(LossFn::MeanSquaredError) => Some(EngineMetric::MeanSquaredError),
+            Wrapped::Loss(LossFn::MeanAbsoluteError) => Some(EngineMetric::MeanAbsoluteError),
+            Wrapped::Loss(LossFn::BinaryCrossentropy {
+                from_logits,
+                label_smoothing: 0.0,
+            }) => Some(EngineMetric::Crossentropy(Loss::BinaryCrossentropy {
+                from_logits,
+            })),
+            Wrapped::Loss(LossFn::CategoricalCrossentropy {
+                from_logits,
+                label_smoothing: 0.0,
+            }) => Some(EngineMetric::Crossentropy(Loss::CategoricalCrossentropy {
+                from_logits,
+            })),
+            Wrapped::Loss(LossFn::SparseCategoricalCrossentropy {
+                from_logits,
+                ignore_class: None,
+            }) => Some(EngineMetric::Crossentropy(
+                Loss::SparseCategoricalCrossentropy { from_logits },
+            )),
+            _ => None,
+        },
+        MetricKind::RootMeanSquaredError => Some(EngineMetric::RootMeanSquaredError),
+        _ => None,
+    };
+    match engine {
+        Some(e) => Ok(Some((m.metric.name.clone(), e))),
+        None => Err(TfError::Value(format!(
+            "compile() on this kernel cannot compute {} with these arguments during fit(); {}",
+            m.class, SUPPORTED
+        ))
+        .into()),
+    }
+}
+
+/// `compile(metrics=[...])`: each entry a Keras name or a metric object the engine
+/// computes.
+pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
+    let mut out = vec![];
+    for m in ctx.iterate(v)? {
+        out.push(match (&m, engine_metric(&m, ctx)?) {
+            (_, Some((name, metric))) => MetricSpec::Resolved(name, metric),
+            (Value::Str(s), None) => MetricSpec::Name(s.to_string()),
+            (other, None) => MetricSpec::Name(ctx.str(other)?),
+        });
+    }
+    Ok(out)
+}
+
+/// What `compile(metrics=...)` accepts, for its error.
+const SUPPORTED: &str = "it supports the names 'accuracy', 'acc', 'sparse_categorical_accuracy', \
+'categorical_accuracy', 'binary_accuracy', 'mae', 'mse', 'top_k_categorical_accuracy', \
+'sparse_top_k_categorical_accuracy' and the objects Accuracy, BinaryAccuracy (threshold 0.5), \
+CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy, \
+SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError and \
+the cross-entropies (without label smoothing or ignore_class). Update other metrics (AUC, \
+Precision, Recall, Mean, Sum) yourself with update_state after predict().";
+
+/// Registers `tf.keras.metrics`.
+pub fn register(keras: &NativeModule) {
+    let m = NativeModule::new("keras.metrics", "Keras metrics.");
+    for c in classes() {
+        let name = c.class;
+        m.set(name, metric_class(c));
+    }
+    m.set(
+        "Metric",
+        NativeClass::new("Metric", "keras.src.metrics.metric", "").into_value(),
+    );
+    keras.set("metrics", m.into_value());
+}
