@@ -1,16 +1,21 @@
 //! The host implementation of [`Device`](super::Device): f32 buffers in plain vectors,
-//! matrix products on a fast GEMM crate, everything else in tight loops. One `CpuDevice`
-//! serves one replica and runs on that replica's thread, so it never spawns threads itself.
+//! matrix products on a fast GEMM crate, everything else in tight vectorized loops. One
+//! `CpuDevice` serves one replica and runs on that replica's thread; it splits its work over
+//! a budget of threads (`cpu/par.rs`): every core for a lone device, the cores left to each
+//! replica when a strategy runs several, so replicas never oversubscribe the machine.
 //! The element-wise maths lives in `cpu/math.rs`, losses in `cpu/loss.rs`, optimizer rules
-//! in `cpu/opt.rs` and windowed operations (im2col, pooling) in `cpu/window.rs`; this file
+//! in `cpu/opt.rs`, windowed operations (im2col, direct convolution, pooling) in
+//! `cpu/window.rs`, and the run-time choice of vector width in `cpu/simd.rs`; this file
 //! only checks shapes and dispatches. It must not know about layers or models.
 
 mod loss;
 mod math;
 mod opt;
+pub mod par;
+pub mod simd;
 mod window;
 
-pub use math::{dropout_uniform, erf};
+pub use math::{dropout_uniform, erf, grad_from_output};
 
 use super::{
     same_len, Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,
@@ -19,11 +24,28 @@ use super::{
 /// A CPU replica's device (`CPU:0`, or a logical CPU device `CPU:1`, ...).
 pub struct CpuDevice {
     pub index: usize,
+    /// How many threads its operations may split over (at least 1).
+    threads: usize,
 }
 
 impl CpuDevice {
+    /// A device that uses every core, or the share [`par::set_thread_budget`] gave the
+    /// thread that makes it.
     pub fn new(index: usize) -> Self {
-        CpuDevice { index }
+        CpuDevice::with_threads(index, par::current_budget())
+    }
+
+    /// A device that splits its work over `threads` threads (1: all on the caller's).
+    pub fn with_threads(index: usize, threads: usize) -> Self {
+        CpuDevice {
+            index,
+            threads: threads.max(1),
+        }
+    }
+
+    /// The threads its operations split over.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -169,40 +191,27 @@ impl Device for CpuDevice {
                 false,
                 false,
                 false,
-                gemm::Parallelism::None,
+                // The crate splits the output into tiles over the threads and never splits
+                // a dot product, so the bits do not depend on the thread count.
+                if self.threads > 1 {
+                    gemm::Parallelism::Rayon(self.threads)
+                } else {
+                    gemm::Parallelism::None
+                },
             );
         }
         Ok(())
     }
 
     fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()> {
-        let (_, cols) = x.rows_cols();
-        let b = host(bias)?;
-        same_len("add_bias", cols, b.len())?;
-        if cols == 0 {
-            return Ok(());
-        }
-        for row in host_mut(x)?.chunks_exact_mut(cols) {
-            row.iter_mut().zip(b).for_each(|(v, b)| *v += *b);
-        }
-        Ok(())
+        self.bias_activate(Activation::Linear, x, Some(bias))
     }
 
     fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()> {
         let (_, cols) = x.rows_cols();
         let o = host_mut(out)?;
         same_len("sum_rows", cols, o.len())?;
-        if beta == 0.0 {
-            o.fill(0.0);
-        } else {
-            o.iter_mut().for_each(|v| *v *= beta);
-        }
-        if cols == 0 {
-            return Ok(());
-        }
-        for row in host(x)?.chunks_exact(cols) {
-            o.iter_mut().zip(row).for_each(|(o, v)| *o += *v);
-        }
+        math::sum_rows(host(x)?, o, beta, self.threads);
         Ok(())
     }
 
@@ -210,7 +219,26 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("activate", xv.len(), yv.len())?;
-        math::activate(act, xv, yv);
+        math::activate(act, xv, yv, self.threads);
+        Ok(())
+    }
+
+    fn bias_activate(
+        &self,
+        act: Activation,
+        x: &mut DTensor,
+        bias: Option<&DTensor>,
+    ) -> DResult<()> {
+        let (_, cols) = x.rows_cols();
+        let b = match bias {
+            Some(b) => {
+                let b = host(b)?;
+                same_len("add_bias", cols, b.len())?;
+                b
+            }
+            None => &[],
+        };
+        math::bias_activate(act, host_mut(x)?, b, self.threads);
         Ok(())
     }
 
@@ -227,7 +255,7 @@ impl Device for CpuDevice {
         same_len("activate_grad", xv.len(), yv.len())?;
         same_len("activate_grad", xv.len(), dyv.len())?;
         same_len("activate_grad", xv.len(), dxv.len())?;
-        math::activate_grad(act, xv, yv, dyv, dxv);
+        math::activate_grad(act, xv, yv, dyv, dxv, self.threads);
         Ok(())
     }
 
@@ -236,7 +264,7 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("softmax_rows", xv.len(), yv.len())?;
-        math::softmax_rows(xv, yv, cols, log);
+        math::softmax_rows(xv, yv, cols, log, self.threads);
         Ok(())
     }
 
@@ -252,7 +280,7 @@ impl Device for CpuDevice {
         let dxv = host_mut(dx)?;
         same_len("softmax_rows_grad", yv.len(), dyv.len())?;
         same_len("softmax_rows_grad", yv.len(), dxv.len())?;
-        math::softmax_rows_grad(yv, dyv, dxv, cols, log);
+        math::softmax_rows_grad(yv, dyv, dxv, cols, log, self.threads);
         Ok(())
     }
 
@@ -283,13 +311,7 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("axpby", xv.len(), yv.len())?;
-        if beta == 0.0 {
-            yv.iter_mut().zip(xv).for_each(|(y, x)| *y = alpha * *x);
-        } else {
-            yv.iter_mut()
-                .zip(xv)
-                .for_each(|(y, x)| *y = alpha * *x + beta * *y);
-        }
+        math::axpby(alpha, xv, beta, yv, self.threads);
         Ok(())
     }
 
@@ -298,9 +320,7 @@ impl Device for CpuDevice {
         let o = host_mut(out)?;
         same_len("mul", av.len(), bv.len())?;
         same_len("mul", av.len(), o.len())?;
-        o.iter_mut()
-            .zip(av.iter().zip(bv))
-            .for_each(|(o, (a, b))| *o = *a * *b);
+        math::mul(av, bv, o, self.threads);
         Ok(())
     }
 
@@ -309,16 +329,51 @@ impl Device for CpuDevice {
     }
 
     fn dropout_mask(&self, seed: u64, rate: f32, mask: &mut DTensor) -> DResult<()> {
-        math::dropout_mask(seed, rate, host_mut(mask)?);
+        math::dropout_mask(seed, rate, host_mut(mask)?, self.threads);
         Ok(())
     }
 
     fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()> {
-        window::im2col(host(x)?, w, host_mut(cols)?)
+        window::im2col(host(x)?, w, host_mut(cols)?, self.threads)
     }
 
     fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()> {
-        window::col2im(host(cols)?, w, host_mut(dx)?)
+        window::col2im(host(cols)?, w, host_mut(dx)?, self.threads)
+    }
+
+    fn conv2d(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+    ) -> DResult<()> {
+        let (_, filters) = kernel.rows_cols();
+        if window::direct_conv_fits(w, filters) {
+            // Few input values per output: convolving directly writes the output once and
+            // skips unfolding the input, which would cost more than the products.
+            return window::conv_direct(host(x)?, w, host(kernel)?, host_mut(z)?, self.threads);
+        }
+        self.im2col(x, w, cols)?;
+        self.gemm(cols, false, kernel, false, z, 1.0, 0.0)
+    }
+
+    fn conv2d_filter_grad(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        cols: &DTensor,
+        dz: &DTensor,
+        dkernel: &mut DTensor,
+    ) -> DResult<()> {
+        let (_, filters) = dkernel.rows_cols();
+        if window::direct_conv_fits(w, filters) {
+            // The forward pass convolved directly and left `cols` untouched.
+            let (xv, dzv) = (host(x)?, host(dz)?);
+            return window::conv_direct_filter_grad(xv, w, dzv, host_mut(dkernel)?, self.threads);
+        }
+        self.gemm(cols, true, dz, false, dkernel, 1.0, 0.0)
     }
 
     fn maxpool(
@@ -328,11 +383,29 @@ impl Device for CpuDevice {
         y: &mut DTensor,
         argmax: &mut DTensor,
     ) -> DResult<()> {
-        window::maxpool(host(x)?, w, host_mut(y)?, host_mut(argmax)?)
+        window::maxpool(host(x)?, w, host_mut(y)?, host_mut(argmax)?, self.threads)
     }
 
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()> {
         window::maxpool_grad(host(dy)?, host(argmax)?, host_mut(dx)?)
+    }
+
+    fn maxpool_backward(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        window::maxpool_backward(host(x)?, w, host(dy)?, host_mut(dx)?, self.threads)
+    }
+
+    fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+        window::avgpool(host(x)?, w, host_mut(y)?, self.threads)
+    }
+
+    fn avgpool_backward(&self, w: &Window, dy: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        window::avgpool_backward(w, host(dy)?, host_mut(dx)?, self.threads)
     }
 
     fn optimizer_step(

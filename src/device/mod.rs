@@ -176,6 +176,14 @@ pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
     }
 }
 
+/// A host copy of a device tensor, for the default methods that compute on the host.
+fn host_copy<D: Device + ?Sized>(dev: &D, t: &DTensor) -> DResult<DTensor> {
+    Ok(DTensor {
+        shape: t.shape.clone(),
+        buf: Buffer::Host(dev.download(t)?),
+    })
+}
+
 /// The operations the engine needs. Every method checks shapes and returns
 /// `DeviceError::Shape` rather than panicking. Outputs are written into tensors the caller
 /// allocated with `zeros`, so steady-state training allocates nothing.
@@ -243,6 +251,20 @@ pub trait Device: Send {
     fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()>;
 
     fn activate(&self, act: Activation, x: &DTensor, y: &mut DTensor) -> DResult<()>;
+    /// `x[r, :] = act(x[r, :] + bias)` in place for every row (no bias when `None`): a
+    /// layer's bias and activation in one pass over its output.
+    /// The default goes through the host; devices override it.
+    fn bias_activate(
+        &self,
+        act: Activation,
+        x: &mut DTensor,
+        bias: Option<&DTensor>,
+    ) -> DResult<()> {
+        let mut h = host_copy(self, x)?;
+        let b = bias.map(|b| host_copy(self, b)).transpose()?;
+        cpu::CpuDevice::with_threads(0, 1).bias_activate(act, &mut h, b.as_ref())?;
+        self.write(cpu::host(&h)?, x)
+    }
     /// `dx = dy * act'(x)`; `y = act(x)` is passed too since some derivatives use it.
     fn activate_grad(
         &self,
@@ -292,7 +314,51 @@ pub trait Device: Send {
     fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()>;
     /// The adjoint of `im2col`: accumulates patch gradients back into `dx` (overwritten).
     fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()>;
-    /// Max pooling; `argmax` records, per output element, the flat input index it came from.
+    /// 2-D convolution `z = conv(x, kernel)` over NHWC `x`, with `kernel` viewed as a
+    /// `(kernel_h * kernel_w * channels, filters)` matrix and `z` as `(batch * out_h * out_w,
+    /// filters)`. `cols` is scratch of im2col's shape that the device may fill with the
+    /// unfolded input; the backward passes must get it unchanged. The default is im2col and
+    /// one GEMM; a device may convolve directly where that is faster.
+    fn conv2d(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+    ) -> DResult<()> {
+        self.im2col(x, w, cols)?;
+        self.gemm(cols, false, kernel, false, z, 1.0, 0.0)
+    }
+    /// The kernel gradient of [`Device::conv2d`] (overwrites `dkernel`), given the forward
+    /// input `x` and the `cols` the forward pass left.
+    fn conv2d_filter_grad(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        cols: &DTensor,
+        dz: &DTensor,
+        dkernel: &mut DTensor,
+    ) -> DResult<()> {
+        let _ = (x, w);
+        self.gemm(cols, true, dz, false, dkernel, 1.0, 0.0)
+    }
+    /// The input gradient of [`Device::conv2d`] (overwrites `dx`), through the scratch
+    /// `dcols` of im2col's shape.
+    fn conv2d_input_grad(
+        &self,
+        dz: &DTensor,
+        kernel: &DTensor,
+        w: &Window,
+        dcols: &mut DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        self.gemm(dz, false, kernel, true, dcols, 1.0, 0.0)?;
+        self.col2im(dcols, w, dx)
+    }
+    /// Max pooling; padded positions never win and the first of equal values does.
+    /// `argmax` records, per output element, the flat input index it came from; pass an
+    /// empty tensor when nothing needs it ([`Device::maxpool_backward`] does not).
     fn maxpool(
         &self,
         x: &DTensor,
@@ -301,6 +367,38 @@ pub trait Device: Send {
         argmax: &mut DTensor,
     ) -> DResult<()>;
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()>;
+    /// The backward pass of max pooling from the forward input, as TensorFlow's
+    /// `MaxPoolGrad`: each output's gradient goes to the input [`Device::maxpool`] picked
+    /// (`dx` is overwritten). Deterministic also where windows overlap.
+    /// The default goes through the host; devices override it.
+    fn maxpool_backward(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        let (hx, hdy) = (host_copy(self, x)?, host_copy(self, dy)?);
+        let mut hdx = host_copy(self, dx)?;
+        cpu::CpuDevice::with_threads(0, 1).maxpool_backward(&hx, w, &hdy, &mut hdx)?;
+        self.write(cpu::host(&hdx)?, dx)
+    }
+    /// Average pooling over the window's positions inside the input (padding is not
+    /// counted, as in TensorFlow). The default goes through the host.
+    fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+        let hx = host_copy(self, x)?;
+        let mut hy = host_copy(self, y)?;
+        cpu::CpuDevice::with_threads(0, 1).avgpool(&hx, w, &mut hy)?;
+        self.write(cpu::host(&hy)?, y)
+    }
+    /// The backward pass of [`Device::avgpool`] (`dx` is overwritten). The default goes
+    /// through the host.
+    fn avgpool_backward(&self, w: &Window, dy: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        let hdy = host_copy(self, dy)?;
+        let mut hdx = host_copy(self, dx)?;
+        cpu::CpuDevice::with_threads(0, 1).avgpool_backward(w, &hdy, &mut hdx)?;
+        self.write(cpu::host(&hdx)?, dx)
+    }
 
     /// Applies one optimizer update to `param` in place; `slots` holds `opt.slots()` tensors.
     fn optimizer_step(

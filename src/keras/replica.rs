@@ -49,6 +49,9 @@ pub struct OptimizerState {
     pub slots: Vec<Vec<HostArray>>,
 }
 
+/// How many sets of scratch buffers a replica keeps (see `Replica::bufs`).
+const BUFFER_SETS: usize = 2;
+
 pub struct Replica {
     device: Box<dyn Device>,
     config: ModelConfig,
@@ -59,7 +62,10 @@ pub struct Replica {
     slots: Vec<Vec<DTensor>>,
     iterations: u64,
     learning_rate: f32,
-    bufs: Option<Buffers>,
+    /// Scratch buffers of the last two batch sizes used, most recent last: an epoch's
+    /// short last batch and validation or predict batches do not reallocate the full-size
+    /// training buffers every epoch.
+    bufs: Vec<Buffers>,
     /// Mixed into dropout seeds so replicas draw different masks for different examples.
     rank: u64,
     seed: u64,
@@ -99,7 +105,7 @@ impl Replica {
             slots: vec![],
             iterations: 0,
             learning_rate: 0.0,
-            bufs: None,
+            bufs: Vec::new(),
             rank: 0,
             seed: 0x5EED,
         })
@@ -126,6 +132,8 @@ impl Replica {
             slots.push(s);
         }
         self.slots = slots;
+        // The loss decides the targets' shape and whether it reads the logits.
+        self.bufs.clear();
         self.iterations = 0;
         self.learning_rate = opt.learning_rate;
         self.compile = Some(compile.clone());
@@ -222,26 +230,30 @@ impl Replica {
         check_data(&self.config, &self.plan, self.compile.as_ref(), x, y, batch)
     }
 
-    fn buffers(&mut self, batch: usize) -> KResult<&mut Buffers> {
+    /// Buffers for `batch` examples, with gradients when `train`.
+    fn buffers(&mut self, batch: usize, train: bool) -> KResult<()> {
         let fuse = self.fuse();
-        let stale = self
-            .bufs
-            .as_ref()
-            .is_none_or(|b| b.batch != batch || b.fuse != fuse);
-        if stale {
-            let b = Buffers::new(
-                self.device.as_ref(),
-                &self.config,
-                &self.plan,
-                batch,
-                fuse,
-                self.compile.as_ref().map(|c| c.loss),
-            )?;
-            self.bufs = Some(b);
+        let fits = |b: &Buffers| b.batch == batch && b.fuse == fuse && (b.train || !train);
+        if let Some(at) = self.bufs.iter().position(fits) {
+            let b = self.bufs.remove(at);
+            self.bufs.push(b);
+            return Ok(());
         }
-        self.bufs
-            .as_mut()
-            .ok_or_else(|| KerasError::Value("no buffers".into()))
+        if self.bufs.len() >= BUFFER_SETS {
+            // Free the oldest before allocating, so that peak memory holds two sets at most.
+            self.bufs.remove(0);
+        }
+        let b = Buffers::new(
+            self.device.as_ref(),
+            &self.config,
+            &self.plan,
+            batch,
+            fuse,
+            self.compile.as_ref().map(|c| c.loss),
+            train,
+        )?;
+        self.bufs.push(b);
+        Ok(())
     }
 
     /// Whether the loss reads the logits before the last softmax/sigmoid, as Keras's
@@ -274,7 +286,7 @@ impl Replica {
     /// Runs the model on `batch` examples and returns the outputs on the host.
     pub fn forward(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
         check_data(&self.config, &self.plan, None, x, None, batch)?;
-        self.buffers(batch)?;
+        self.buffers(batch, training)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -286,7 +298,7 @@ impl Replica {
         } = self;
         let dev = device.as_ref();
         let bufs = bufs
-            .as_mut()
+            .last_mut()
             .ok_or_else(|| KerasError::Value("no buffers".into()))?;
         layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
         Ok(dev.download(bufs.output())?)
@@ -303,7 +315,7 @@ impl Replica {
             .clone()
             .ok_or(KerasError::NotCompiled("evaluate"))?;
         check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
-        self.buffers(batch)?;
+        self.buffers(batch, false)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -314,7 +326,7 @@ impl Replica {
             ..
         } = self;
         let dev = device.as_ref();
-        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
+        let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
         layers::forward(dev, config, plan, params, bufs, x, false, seed)?;
         layers::loss(dev, &compile, bufs, y, batch, 1.0)
     }
@@ -375,7 +387,7 @@ impl Replica {
         training: bool,
     ) -> KResult<StepStats> {
         check_data(&self.config, &self.plan, Some(compile), x, Some(y), batch)?;
-        self.buffers(batch)?;
+        self.buffers(batch, true)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -387,7 +399,7 @@ impl Replica {
             ..
         } = self;
         let dev = device.as_ref();
-        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("training"))?;
+        let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("training"))?;
         layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
         let scale = 1.0 / global_batch.max(1) as f32;
         let stats = layers::loss(dev, compile, bufs, y, batch, scale)?;
