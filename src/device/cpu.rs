@@ -1,5 +1,6 @@
 //! The host implementation of [`Device`](super::Device): f32 buffers in plain vectors,
-//! matrix products on a fast GEMM crate, everything else in tight vectorized loops. One
+//! matrix products on our AVX-512 kernel (`cpu/sgemm.rs`) where the CPU has it and on a
+//! fast GEMM crate elsewhere, everything else in tight vectorized loops. One
 //! `CpuDevice` serves one replica and runs on that replica's thread; it splits its work over
 //! a budget of threads (`cpu/par.rs`): every core for a lone device, the cores left to each
 //! replica when a strategy runs several, so replicas never oversubscribe the machine.
@@ -12,6 +13,7 @@ mod loss;
 mod math;
 mod opt;
 pub mod par;
+mod sgemm;
 pub mod simd;
 mod window;
 
@@ -105,6 +107,32 @@ impl Device for CpuDevice {
         Ok(())
     }
 
+    fn gather_rows(
+        &self,
+        src: &[f32],
+        row_len: usize,
+        rows: &[usize],
+        dst: &mut DTensor,
+    ) -> DResult<()> {
+        let d = host_mut(dst)?;
+        same_len("gather_rows", d.len(), rows.len() * row_len)?;
+        let outside = |r: usize| {
+            r.checked_add(1)
+                .and_then(|e| e.checked_mul(row_len))
+                .is_none_or(|e| e > src.len())
+        };
+        if let Some(&bad) = rows.iter().find(|&&r| outside(r)) {
+            return Err(super::row_error(bad));
+        }
+        let min = (par::MIN_PARALLEL_ELEMS / row_len.max(1)).max(1);
+        par::for_chunks(self.threads, d, row_len, min, |first, part| {
+            for (dst, &r) in part.chunks_exact_mut(row_len.max(1)).zip(&rows[first..]) {
+                dst.copy_from_slice(&src[r * row_len..(r + 1) * row_len]);
+            }
+        });
+        Ok(())
+    }
+
     fn copy_range(
         &self,
         src: &DTensor,
@@ -162,6 +190,10 @@ impl Device for CpuDevice {
             // An empty inner dimension contributes nothing; only the scaling of `c` remains.
             cv.iter_mut()
                 .for_each(|x| *x = if beta == 0.0 { 0.0 } else { *x * beta });
+            return Ok(());
+        }
+        if sgemm::available() {
+            sgemm::gemm(m, n, k, av, trans_a, bv, trans_b, cv, alpha, beta, self.threads);
             return Ok(());
         }
         // Strides (row, column) of op(a) and op(b) over their row-major storage.

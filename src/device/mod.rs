@@ -176,6 +176,14 @@ pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
     }
 }
 
+/// The error of a row index past the end of a gathered matrix.
+pub(crate) fn row_error(row: usize) -> DeviceError {
+    DeviceError::Shape {
+        op: "gather_rows",
+        detail: format!("row {row} is outside the data"),
+    }
+}
+
 /// A host copy of a device tensor, for the default methods that compute on the host.
 fn host_copy<D: Device + ?Sized>(dev: &D, t: &DTensor) -> DResult<DTensor> {
     Ok(DTensor {
@@ -198,6 +206,26 @@ pub trait Device: Send {
     fn copy(&self, src: &DTensor, dst: &mut DTensor) -> DResult<()>;
     /// Overwrites `dst` with host data (same length): batches in, without reallocating.
     fn write(&self, data: &[f32], dst: &mut DTensor) -> DResult<()>;
+
+    /// Fills `dst` with the rows `rows` of the row-major host matrix `src` (`row_len` values
+    /// per row), in order: a shuffled batch gathered straight from the data set. A row
+    /// outside `src` is a shape error. The default gathers on the host, then writes.
+    fn gather_rows(
+        &self,
+        src: &[f32],
+        row_len: usize,
+        rows: &[usize],
+        dst: &mut DTensor,
+    ) -> DResult<()> {
+        let mut batch = Vec::with_capacity(rows.len() * row_len);
+        for &r in rows {
+            match src.get(r * row_len..(r + 1) * row_len) {
+                Some(row) => batch.extend_from_slice(row),
+                None => return Err(row_error(r)),
+            }
+        }
+        self.write(&batch, dst)
+    }
 
     /// Copies `len` elements from `src[src_offset..]` into `dst[dst_offset..]`: how the
     /// training step packs per-variable gradients into one flat buffer for the all-reduce

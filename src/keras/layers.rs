@@ -269,6 +269,20 @@ fn mix(seed: u64, layer: usize) -> u64 {
     seed ^ (layer as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
+/// Where a forward pass reads its examples.
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    /// The batch, row after row.
+    Batch(&'a [f32]),
+    /// The rows `idx` of a data set with `per` values per example, gathered straight into
+    /// the device's input buffer.
+    Rows {
+        data: &'a [f32],
+        per: usize,
+        idx: &'a [usize],
+    },
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn forward(
     dev: &dyn Device,
@@ -276,11 +290,14 @@ pub fn forward(
     plan: &Plan,
     params: &[DTensor],
     b: &mut Buffers,
-    x: &[f32],
+    x: Input<'_>,
     training: bool,
     seed: u64,
 ) -> KResult<()> {
-    dev.write(x, &mut b.acts[0])?;
+    match x {
+        Input::Batch(x) => dev.write(x, &mut b.acts[0])?,
+        Input::Rows { data, per, idx } => dev.gather_rows(data, per, idx, &mut b.acts[0])?,
+    }
     for (i, l) in config.layers.iter().enumerate() {
         let (before, after) = b.acts.split_at_mut(i + 1);
         let (x, y) = (&before[i], &mut after[0]);

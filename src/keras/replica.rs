@@ -9,7 +9,8 @@ use super::compile::CompileConfig;
 use super::config::{Act, LayerKind, ModelConfig, Plan};
 use super::error::{KResult, KerasError};
 use super::init::HostArray;
-use super::layers::{self, Buffers, Fuse};
+use super::layers::{self, Buffers, Fuse, Input};
+use super::trainer::Rows;
 use super::validate::{check_data, check_weight};
 use crate::device::{Activation, DResult, DTensor, Device, LossKind};
 
@@ -300,7 +301,7 @@ impl Replica {
         let bufs = bufs
             .last_mut()
             .ok_or_else(|| KerasError::Value("no buffers".into()))?;
-        layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
+        layers::forward(dev, config, plan, params, bufs, Input::Batch(x), training, seed)?;
         Ok(dev.download(bufs.output())?)
     }
 
@@ -327,7 +328,7 @@ impl Replica {
         } = self;
         let dev = device.as_ref();
         let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
-        layers::forward(dev, config, plan, params, bufs, x, false, seed)?;
+        layers::forward(dev, config, plan, params, bufs, Input::Batch(x), false, seed)?;
         layers::loss(dev, &compile, bufs, y, batch, 1.0)
     }
 
@@ -345,10 +346,42 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        let stats = self.forward_backward(&compile, x, y, batch, global_batch, true)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let input = Input::Batch(x);
+        let stats = self.forward_backward(&compile, input, y, batch, global_batch, true)?;
         if let Some(sync) = sync {
             self.sync_gradients(sync)?;
         }
+        self.apply_gradients(&compile)?;
+        Ok(stats)
+    }
+
+    /// One training step on the examples `rows.idx` of a data set that `check_batch` has
+    /// accepted whole: the inputs are gathered straight into the device's input buffer,
+    /// the targets into `targets` (reused between steps).
+    pub fn train_rows(&mut self, rows: Rows<'_>, targets: &mut Vec<f32>) -> KResult<StepStats> {
+        let compile = self
+            .compile
+            .clone()
+            .ok_or(KerasError::NotCompiled("training"))?;
+        let batch = rows.idx.len();
+        targets.clear();
+        for &i in rows.idx {
+            match rows.y.get(i * rows.y_per..(i + 1) * rows.y_per) {
+                Some(t) => targets.extend_from_slice(t),
+                None => {
+                    return Err(KerasError::Value(format!(
+                        "example {i} is outside the data set"
+                    )))
+                }
+            }
+        }
+        let input = Input::Rows {
+            data: rows.x,
+            per: rows.x_per,
+            idx: rows.idx,
+        };
+        let stats = self.forward_backward(&compile, input, targets, batch, batch, true)?;
         self.apply_gradients(&compile)?;
         Ok(stats)
     }
@@ -368,7 +401,9 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        let stats = self.forward_backward(&compile, x, y, batch, global_batch, training)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let input = Input::Batch(x);
+        let stats = self.forward_backward(&compile, input, y, batch, global_batch, training)?;
         let grads = self
             .grads
             .iter()
@@ -377,16 +412,16 @@ impl Replica {
         Ok((stats, grads))
     }
 
+    /// Forward, loss and backward on a batch the caller has checked.
     fn forward_backward(
         &mut self,
         compile: &CompileConfig,
-        x: &[f32],
+        x: Input<'_>,
         y: &[f32],
         batch: usize,
         global_batch: usize,
         training: bool,
     ) -> KResult<StepStats> {
-        check_data(&self.config, &self.plan, Some(compile), x, Some(y), batch)?;
         self.buffers(batch, true)?;
         let seed = self.step_seed();
         let Replica {

@@ -198,8 +198,6 @@ pub fn conv_direct(
         z.len(),
         w.batch * w.out_h * w.out_w * filters,
     )?;
-    let c = w.channels;
-    let img_len = w.height * w.width * c;
     let unit = w.out_w * filters;
     if unit == 0 {
         return Ok(());
@@ -207,25 +205,60 @@ pub fn conv_direct(
     for_chunks(threads, z, unit, min_rows(unit), |first, part| {
         vectorized(
             #[inline(always)]
-            || {
-                for (r, row) in part.chunks_exact_mut(unit).enumerate() {
-                    let (n, oy) = ((first + r) / w.out_h, (first + r) % w.out_h);
-                    let img = &x[n * img_len..(n + 1) * img_len];
-                    for (ox, out) in row.chunks_exact_mut(filters).enumerate() {
-                        out.fill(0.0);
-                        taps(w, oy, ox, |t, iy, ix| {
-                            let px = &img[(iy * w.width + ix) * c..][..c];
-                            for (ci, xv) in px.iter().enumerate() {
-                                let k = &kernel[(t + ci) * filters..][..filters];
-                                out.iter_mut().zip(k).for_each(|(o, k)| *o += *xv * *k);
-                            }
-                        });
-                    }
-                }
+            || match filters {
+                16 => conv_rows::<16>(x, w, kernel, part, first),
+                32 => conv_rows::<32>(x, w, kernel, part, first),
+                64 => conv_rows::<64>(x, w, kernel, part, first),
+                _ => conv_rows::<0>(x, w, kernel, part, first),
             },
         )
     });
     Ok(())
+}
+
+/// Output rows of [`conv_direct`] from row `first` on. With `F` filters (16, 32 or 64) an
+/// output pixel's sums stay in registers across the patch; `F == 0` takes any count.
+#[inline(always)]
+fn conv_rows<const F: usize>(x: &[f32], w: &Window, kernel: &[f32], part: &mut [f32], first: usize) {
+    let c = w.channels;
+    let img_len = w.height * w.width * c;
+    let filters = if F == 0 {
+        kernel.len() / patch_len(w).max(1)
+    } else {
+        F
+    };
+    let unit = w.out_w * filters;
+    for (r, row) in part.chunks_exact_mut(unit.max(1)).enumerate() {
+        let (n, oy) = ((first + r) / w.out_h, (first + r) % w.out_h);
+        let img = &x[n * img_len..(n + 1) * img_len];
+        for (ox, out) in row.chunks_exact_mut(filters.max(1)).enumerate() {
+            if F == 0 {
+                out.fill(0.0);
+                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
+                    let px = &img[(iy * w.width + ix) * c..][..c];
+                    for (ci, xv) in px.iter().enumerate() {
+                        let k = &kernel[(t + ci) * filters..][..filters];
+                        out.iter_mut().zip(k).for_each(|(o, k)| *o += *xv * *k);
+                    }
+                });
+            } else {
+                let mut acc = [0.0f32; F];
+                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
+                    let px = &img[(iy * w.width + ix) * c..][..c];
+                    for (ci, xv) in px.iter().enumerate() {
+                        let k: &[f32; F] = match kernel[(t + ci) * F..][..F].try_into() {
+                            Ok(k) => k,
+                            Err(_) => return,
+                        };
+                        for f in 0..F {
+                            acc[f] += *xv * k[f];
+                        }
+                    }
+                });
+                out.copy_from_slice(&acc);
+            }
+        }
+    }
 }
 
 /// The kernel gradient of [`conv_direct`], `dk = im2col(x)^T @ dz`, without im2col: every
@@ -246,31 +279,17 @@ pub fn conv_direct_filter_grad(
         dz.len(),
         w.batch * w.out_h * w.out_w * filters,
     )?;
-    let c = w.channels;
-    let img_len = w.height * w.width * c;
     let img_out = w.out_h * w.out_w * filters;
     let mut partial = vec![0.0f32; w.batch * dk.len()];
-    for_chunks(threads, &mut partial, dk.len(), min_rows(img_out), |first, part| {
+    let per = dk.len();
+    for_chunks(threads, &mut partial, per, min_rows(img_out), |first, part| {
         vectorized(
             #[inline(always)]
-            || {
-                for (i, acc) in part.chunks_exact_mut(dk.len().max(1)).enumerate() {
-                    let n = first + i;
-                    let img = &x[n * img_len..(n + 1) * img_len];
-                    let g = &dz[n * img_out..(n + 1) * img_out];
-                    for oy in 0..w.out_h {
-                        for ox in 0..w.out_w {
-                            let gr = &g[(oy * w.out_w + ox) * filters..][..filters];
-                            taps(w, oy, ox, |t, iy, ix| {
-                                let px = &img[(iy * w.width + ix) * c..][..c];
-                                for (ci, xv) in px.iter().enumerate() {
-                                    let a = &mut acc[(t + ci) * filters..][..filters];
-                                    a.iter_mut().zip(gr).for_each(|(a, g)| *a += *xv * *g);
-                                }
-                            });
-                        }
-                    }
-                }
+            || match filters {
+                16 => grad_images::<16>(x, w, dz, part, first, per),
+                32 => grad_images::<32>(x, w, dz, part, first, per),
+                64 => grad_images::<64>(x, w, dz, part, first, per),
+                _ => grad_images::<0>(x, w, dz, part, first, per),
             },
         )
     });
@@ -279,6 +298,49 @@ pub fn conv_direct_filter_grad(
         dk.iter_mut().zip(p).for_each(|(d, p)| *d += *p);
     }
     Ok(())
+}
+
+/// Per-image kernel gradients of [`conv_direct_filter_grad`] for images `first..` (one
+/// `per`-long block of `part` each). `F` as in [`conv_rows`].
+#[inline(always)]
+fn grad_images<const F: usize>(
+    x: &[f32],
+    w: &Window,
+    dz: &[f32],
+    part: &mut [f32],
+    first: usize,
+    per: usize,
+) {
+    let c = w.channels;
+    let img_len = w.height * w.width * c;
+    let filters = if F == 0 { per / patch_len(w).max(1) } else { F };
+    let img_out = w.out_h * w.out_w * filters;
+    for (i, acc) in part.chunks_exact_mut(per.max(1)).enumerate() {
+        let n = first + i;
+        let img = &x[n * img_len..(n + 1) * img_len];
+        let g = &dz[n * img_out..(n + 1) * img_out];
+        for oy in 0..w.out_h {
+            for ox in 0..w.out_w {
+                let gr = &g[(oy * w.out_w + ox) * filters..][..filters];
+                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
+                    let px = &img[(iy * w.width + ix) * c..][..c];
+                    for (ci, xv) in px.iter().enumerate() {
+                        let a = &mut acc[(t + ci) * filters..][..filters];
+                        if F == 0 {
+                            a.iter_mut().zip(gr).for_each(|(a, g)| *a += *xv * *g);
+                        } else if let (Ok(a), Ok(gr)) = (
+                            <&mut [f32; F]>::try_from(a),
+                            <&[f32; F]>::try_from(gr),
+                        ) {
+                            for f in 0..F {
+                                a[f] += *xv * gr[f];
+                            }
+                        }
+                    }
+                });
+            }
+        }
+    }
 }
 
 /// Max pooling; padded positions never win (they count as minus infinity, as in
@@ -314,7 +376,7 @@ pub fn maxpool(
                     let img = &x[n * img_len..(n + 1) * img_len];
                     for (ox, o) in row.chunks_exact_mut(c).enumerate() {
                         let mut seen = false;
-                        taps(w, oy, ox, |_, iy, ix| {
+                        taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
                             let px = &img[(iy * w.width + ix) * c..][..c];
                             if seen {
                                 o.iter_mut()
@@ -347,7 +409,7 @@ fn maxpool_argmax(x: &[f32], w: &Window, y: &mut [f32], argmax: &mut [f32]) {
                 for ch in 0..c {
                     let mut best = f32::NEG_INFINITY;
                     let mut at = usize::MAX;
-                    taps(w, oy, ox, |_, iy, ix| {
+                    taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
                         let i = base + (iy * w.width + ix) * c + ch;
                         if at == usize::MAX || x[i] > best {
                             best = x[i];
@@ -382,9 +444,6 @@ pub fn maxpool_grad(dy: &[f32], argmax: &[f32], dx: &mut [f32]) -> DResult<()> {
     Ok(())
 }
 
-/// Channels handled together by the pooling backward passes (one 512-bit vector).
-const LANES: usize = 16;
-
 /// The backward pass of max pooling from the forward input, as TensorFlow's `MaxPoolGrad`:
 /// each output's gradient goes to the first input of its window that holds the maximum
 /// (the one [`maxpool`] picked). Images are independent and run in parallel.
@@ -402,6 +461,8 @@ pub fn maxpool_backward(
     let img_len = w.height * w.width * c;
     let img_out = w.out_h * w.out_w * c;
     for_chunks(threads, dx, img_len, min_rows(img_len), |first, part| {
+        // Per channel: the best value so far and the tap it came from (scratch per part).
+        let (mut best, mut at) = (vec![0.0f32; c], vec![0u32; c]);
         vectorized(
             #[inline(always)]
             || {
@@ -413,10 +474,15 @@ pub fn maxpool_backward(
                     for oy in 0..w.out_h {
                         for ox in 0..w.out_w {
                             let go = &g[(oy * w.out_w + ox) * c..][..c];
-                            for c0 in (0..c).step_by(LANES) {
-                                let len = LANES.min(c - c0);
-                                max_block(w, img, dimg, go, oy, ox, c0, len);
-                            }
+                            max_taps(w, img, oy, ox, &mut best, &mut at);
+                            let mut k = 0u32;
+                            taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                                let d = &mut dimg[(iy * w.width + ix) * c..][..c];
+                                for ((d, a), g) in d.iter_mut().zip(&at).zip(go) {
+                                    *d += if *a == k { *g } else { 0.0 };
+                                }
+                                k += 1;
+                            });
                         }
                     }
                 }
@@ -426,38 +492,23 @@ pub fn maxpool_backward(
     Ok(())
 }
 
-/// One output pixel's block of up to [`LANES`] channels: finds each channel's winning tap
-/// (first maximum, as the forward pass), then adds the gradient at that tap only.
-#[allow(clippy::too_many_arguments)]
+/// Each channel's winning tap of output `(oy, ox)` (the first maximum, as [`maxpool`]
+/// picks it) into `at`, and its value into `best`.
 #[inline(always)]
-fn max_block(
-    w: &Window,
-    img: &[f32],
-    dimg: &mut [f32],
-    go: &[f32],
-    oy: usize,
-    ox: usize,
-    c0: usize,
-    len: usize,
-) {
+fn max_taps(w: &Window, img: &[f32], oy: usize, ox: usize, best: &mut [f32], at: &mut [u32]) {
     let c = w.channels;
-    let mut best = [f32::NEG_INFINITY; LANES];
-    let mut at = [u32::MAX; LANES];
     let mut k = 0u32;
-    taps(w, oy, ox, |_, iy, ix| {
-        let px = &img[(iy * w.width + ix) * c + c0..][..len];
-        for j in 0..len {
-            let take = at[j] == u32::MAX || px[j] > best[j];
-            best[j] = if take { px[j] } else { best[j] };
-            at[j] = if take { k } else { at[j] };
-        }
-        k += 1;
-    });
-    let mut k = 0u32;
-    taps(w, oy, ox, |_, iy, ix| {
-        let d = &mut dimg[(iy * w.width + ix) * c + c0..][..len];
-        for j in 0..len {
-            d[j] += if at[j] == k { go[c0 + j] } else { 0.0 };
+    taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+        let px = &img[(iy * w.width + ix) * c..][..c];
+        if k == 0 {
+            best.copy_from_slice(px);
+            at.fill(0);
+        } else {
+            for ((b, a), v) in best.iter_mut().zip(at.iter_mut()).zip(px) {
+                let take = *v > *b;
+                *b = if take { *v } else { *b };
+                *a = if take { k } else { *a };
+            }
         }
         k += 1;
     });
@@ -467,7 +518,7 @@ fn max_block(
 /// pooling, which (as in TensorFlow) leaves the padding out.
 fn inside(w: &Window, oy: usize, ox: usize) -> usize {
     let mut n = 0;
-    taps(w, oy, ox, |_, _, _| n += 1);
+    taps(w, oy, ox, #[inline(always)] |_, _, _| n += 1);
     n
 }
 
@@ -490,7 +541,7 @@ pub fn avgpool(x: &[f32], w: &Window, y: &mut [f32], threads: usize) -> DResult<
                     let img = &x[n * img_len..(n + 1) * img_len];
                     for (ox, o) in row.chunks_exact_mut(c).enumerate() {
                         o.fill(0.0);
-                        taps(w, oy, ox, |_, iy, ix| {
+                        taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
                             let px = &img[(iy * w.width + ix) * c..][..c];
                             o.iter_mut().zip(px).for_each(|(o, v)| *o += *v);
                         });
@@ -531,7 +582,7 @@ pub fn avgpool_backward(w: &Window, dy: &[f32], dx: &mut [f32], threads: usize) 
                                 continue;
                             }
                             let inv = 1.0 / count as f32;
-                            taps(w, oy, ox, |_, iy, ix| {
+                            taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
                                 let d = &mut dimg[(iy * w.width + ix) * c..][..c];
                                 d.iter_mut().zip(go).for_each(|(d, g)| *d += *g * inv);
                             });
