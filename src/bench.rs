@@ -2,7 +2,8 @@
 //! them as ratios measured in one run, never as pass/fail timings. `train` runs the
 //! MNIST-sized MLP for one epoch on one CPU replica and on two (or on the GPUs: the device
 //! layer alone, then `keras::fit` on a `MirroredStrategy` of GPU replicas as a notebook
-//! trains, on one GPU, on every GPU and on two logical GPUs of GPU 0), the classroom's CNN
+//! trains, on one GPU, on every GPU and on two logical GPUs of GPU 0, and the CNN below on
+//! one GPU and on every GPU), the classroom's CNN
 //! on one CPU device with every core (samples/s and the fraction of the GEMM peak its
 //! convolutions reach), and the "notebook path": the same MLP trained from NumPy arrays
 //! through the Python binding, as a fraction of the engine trained directly. It ends with
@@ -96,7 +97,18 @@ fn train_gpu(samples: usize) -> Result<String, String> {
     // Two logical GPUs on GPU 0: the reduce-kernel path of a split GPU.
     layouts.push((1, vec![DeviceSpec::gpu(0, 0), DeviceSpec::gpu(1, 0)]));
     for (physical, devices) in layouts {
-        out.push_str(&keras_fit_line(physical, devices, samples)?);
+        out.push_str(&keras_fit_line(Model::Mlp, physical, devices, samples)?);
+    }
+    // The classroom's CNN on one GPU and, where there are several, on every GPU.
+    out.push_str(&keras_fit_line(
+        Model::Cnn,
+        1,
+        vec![DeviceSpec::gpu(0, 0)],
+        samples,
+    )?);
+    if gpus > 1 {
+        let all = (0..gpus).map(|g| DeviceSpec::gpu(g, g)).collect();
+        out.push_str(&keras_fit_line(Model::Cnn, gpus, all, samples)?);
     }
     if gpus > 1 {
         let bw =
@@ -113,9 +125,19 @@ fn train_gpu(samples: usize) -> Result<String, String> {
     Ok(out)
 }
 
-/// One epoch of the benchmark MLP through `keras::fit` on a `MirroredStrategy` over
+/// The models of the GPU bench.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Model {
+    /// Dense 784-128-10.
+    Mlp,
+    /// Conv32-Pool-Conv64-Pool-Dense10 on 28x28x1.
+    Cnn,
+}
+
+/// One epoch of a benchmark model through `keras::fit` on a `MirroredStrategy` over
 /// `devices` (each replica gets a local batch of 128), as one report line.
 fn keras_fit_line(
+    model: Model,
     physical: usize,
     devices: Vec<DeviceSpec>,
     samples: usize,
@@ -123,7 +145,11 @@ fn keras_fit_line(
     use crate::keras::{fit, initial_weights, Data, FitOptions};
     let replicas = devices.len();
     let global = BATCH * replicas;
-    let (config, compile) = crate::keras::bench::bench_model().map_err(|e| e.to_string())?;
+    let (config, compile) = match model {
+        Model::Mlp => crate::keras::bench::bench_model(),
+        Model::Cnn => crate::keras::bench::cnn_model(),
+    }
+    .map_err(|e| e.to_string())?;
     let weights = initial_weights(&config.plan().map_err(|e| e.to_string())?, 1);
     let strategy = Arc::new(MirroredStrategy::for_devices(devices).map_err(|e| e.to_string())?);
     let mut trainer = MirroredTrainer::new(strategy.clone(), &config, &weights, Some(&compile), 0)
@@ -161,9 +187,14 @@ fn keras_fit_line(
         .copied()
         .unwrap_or(f64::NAN);
     let stats = strategy.last_fit_stats().unwrap_or_default();
+    let name = match model {
+        Model::Mlp => "MLP",
+        Model::Cnn => "CNN",
+    };
     Ok(format!(
-        "keras fit on MirroredStrategy, {replicas} GPU replica(s) on {physical} GPU(s), global \
-         batch {global}: {:.0} samples/s, all-reduce {} ({:.0}% of the step), last loss {loss:.4}\n",
+        "keras fit {name} on MirroredStrategy, {replicas} GPU replica(s) on {physical} GPU(s), \
+         global batch {global}: {:.0} samples/s, all-reduce {} ({:.0}% of the step), last loss \
+         {loss:.4}\n",
         samples as f64 / seconds,
         strategy.all_reduce_name(),
         100.0 * stats.all_reduce_share()
@@ -191,8 +222,15 @@ fn notebook_path(samples: usize) -> Result<(f64, f64), String> {
     let mut engine = 0.0f64;
     for _ in 0..3 {
         let start = Instant::now();
-        fit(&mut replica, Data { x: &x, y: &y }, None, &opts, &mut [], None)
-            .map_err(|e| e.to_string())?;
+        fit(
+            &mut replica,
+            Data { x: &x, y: &y },
+            None,
+            &opts,
+            &mut [],
+            None,
+        )
+        .map_err(|e| e.to_string())?;
         engine = engine.max(samples as f64 / start.elapsed().as_secs_f64().max(1e-9));
     }
     drop((x, y, replica));
@@ -225,7 +263,10 @@ fn notebook_path(samples: usize) -> Result<(f64, f64), String> {
     };
     let reply = session.execute_blocking(request, Box::new(sink.clone()));
     if let Err(e) = reply.result {
-        return Err(format!("the notebook bench cell failed: {}: {}", e.ename, e.evalue));
+        return Err(format!(
+            "the notebook bench cell failed: {}: {}",
+            e.ename, e.evalue
+        ));
     }
     let printed: String = sink
         .take()

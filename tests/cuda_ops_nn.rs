@@ -84,23 +84,35 @@ fn windows_match() {
         p.cpu.avgpool_backward(&w, &dy.0, &mut dx.0).unwrap();
         p.gpu.avgpool_backward(&w, &dy.1, &mut dx.1).unwrap();
         p.check(&format!("avgpool backward pad={pad}"), &dx);
-        // The convolution and its gradients (the CPU convolves a 3x3x3 patch directly).
+        // The convolution and its gradients.
         let filters = 5;
         let k = p.up(&r.vec(patch * filters, -1.0, 1.0), &[patch, filters]);
         let mut scratch = p.zeros(&[rows, patch]);
         let mut z = p.zeros(&[rows, filters]);
-        p.cpu.conv2d(&x.0, &w, &k.0, &mut scratch.0, &mut z.0).unwrap();
-        p.gpu.conv2d(&x.1, &w, &k.1, &mut scratch.1, &mut z.1).unwrap();
+        p.cpu
+            .conv2d(&x.0, &w, &k.0, &mut scratch.0, &mut z.0)
+            .unwrap();
+        p.gpu
+            .conv2d(&x.1, &w, &k.1, &mut scratch.1, &mut z.1)
+            .unwrap();
         p.check(&format!("conv2d pad={pad}"), &z);
         let dz = p.up(&r.vec(rows * filters, -1.0, 1.0), &[rows, filters]);
         let mut dk = p.zeros(&[patch, filters]);
-        p.cpu.conv2d_filter_grad(&x.0, &w, &scratch.0, &dz.0, &mut dk.0).unwrap();
-        p.gpu.conv2d_filter_grad(&x.1, &w, &scratch.1, &dz.1, &mut dk.1).unwrap();
+        p.cpu
+            .conv2d_filter_grad(&x.0, &w, &scratch.0, &dz.0, &mut dk.0)
+            .unwrap();
+        p.gpu
+            .conv2d_filter_grad(&x.1, &w, &scratch.1, &dz.1, &mut dk.1)
+            .unwrap();
         p.check(&format!("conv2d filter gradient pad={pad}"), &dk);
         let mut dcols = p.zeros(&[rows, patch]);
         let mut dx = p.zeros(&[n_in]);
-        p.cpu.conv2d_input_grad(&dz.0, &k.0, &w, &mut dcols.0, &mut dx.0).unwrap();
-        p.gpu.conv2d_input_grad(&dz.1, &k.1, &w, &mut dcols.1, &mut dx.1).unwrap();
+        p.cpu
+            .conv2d_input_grad(&dz.0, &k.0, &w, &mut dcols.0, &mut dx.0)
+            .unwrap();
+        p.gpu
+            .conv2d_input_grad(&dz.1, &k.1, &w, &mut dcols.1, &mut dx.1)
+            .unwrap();
         p.check(&format!("conv2d input gradient pad={pad}"), &dx);
     }
 }

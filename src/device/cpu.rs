@@ -5,7 +5,7 @@
 //! a budget of threads (`cpu/par.rs`): every core for a lone device, the cores left to each
 //! replica when a strategy runs several, so replicas never oversubscribe the machine.
 //! The element-wise maths lives in `cpu/math.rs`, losses in `cpu/loss.rs`, optimizer rules
-//! in `cpu/opt.rs`, windowed operations (im2col, direct convolution, pooling) in
+//! in `cpu/opt.rs`, windowed operations (im2col, pooling) in
 //! `cpu/window.rs`, and the run-time choice of vector width in `cpu/simd.rs`; this file
 //! only checks shapes and dispatches. It must not know about layers or models.
 
@@ -193,7 +193,19 @@ impl Device for CpuDevice {
             return Ok(());
         }
         if sgemm::available() {
-            sgemm::gemm(m, n, k, av, trans_a, bv, trans_b, cv, alpha, beta, self.threads);
+            sgemm::gemm(
+                m,
+                n,
+                k,
+                av,
+                trans_a,
+                bv,
+                trans_b,
+                cv,
+                alpha,
+                beta,
+                self.threads,
+            );
             return Ok(());
         }
         // Strides (row, column) of op(a) and op(b) over their row-major storage.
@@ -371,41 +383,6 @@ impl Device for CpuDevice {
 
     fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()> {
         window::col2im(host(cols)?, w, host_mut(dx)?, self.threads)
-    }
-
-    fn conv2d(
-        &self,
-        x: &DTensor,
-        w: &Window,
-        kernel: &DTensor,
-        cols: &mut DTensor,
-        z: &mut DTensor,
-    ) -> DResult<()> {
-        let (_, filters) = kernel.rows_cols();
-        if window::direct_conv_fits(w, filters) {
-            // Few input values per output: convolving directly writes the output once and
-            // skips unfolding the input, which would cost more than the products.
-            return window::conv_direct(host(x)?, w, host(kernel)?, host_mut(z)?, self.threads);
-        }
-        self.im2col(x, w, cols)?;
-        self.gemm(cols, false, kernel, false, z, 1.0, 0.0)
-    }
-
-    fn conv2d_filter_grad(
-        &self,
-        x: &DTensor,
-        w: &Window,
-        cols: &DTensor,
-        dz: &DTensor,
-        dkernel: &mut DTensor,
-    ) -> DResult<()> {
-        let (_, filters) = dkernel.rows_cols();
-        if window::direct_conv_fits(w, filters) {
-            // The forward pass convolved directly and left `cols` untouched.
-            let (xv, dzv) = (host(x)?, host(dz)?);
-            return window::conv_direct_filter_grad(xv, w, dzv, host_mut(dkernel)?, self.threads);
-        }
-        self.gemm(cols, true, dz, false, dkernel, 1.0, 0.0)
     }
 
     fn maxpool(

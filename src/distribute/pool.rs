@@ -15,8 +15,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use super::spin::spin_until;
-use crate::device::cpu::par::cores;
 use super::DistributeError;
+use crate::device::cpu::par::cores;
 
 /// Worker threads get a roomy stack: model code may recurse through layers.
 const WORKER_STACK: usize = 16 * 1024 * 1024;

@@ -2,7 +2,7 @@
 //! backward into per-variable gradients, over preallocated [`Buffers`] so a steady-state
 //! step allocates nothing on the device. Dense is one GEMM; Conv2D is the device's
 //! convolution (im2col then GEMM against the kernel viewed as a `(kh*kw*in, filters)`
-//! matrix, or a direct convolution where the device finds that faster); bias and
+//! matrix, unless the device convolves otherwise); bias and
 //! activation follow in one pass, in place when the activation's derivative can be read
 //! from its output (ReLU, sigmoid, tanh, ...), so those layers keep one tensor instead of
 //! two. Max pooling's backward pass reads the forward input, as TensorFlow's does, so the

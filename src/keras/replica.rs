@@ -301,7 +301,16 @@ impl Replica {
         let bufs = bufs
             .last_mut()
             .ok_or_else(|| KerasError::Value("no buffers".into()))?;
-        layers::forward(dev, config, plan, params, bufs, Input::Batch(x), training, seed)?;
+        layers::forward(
+            dev,
+            config,
+            plan,
+            params,
+            bufs,
+            Input::Batch(x),
+            training,
+            seed,
+        )?;
         Ok(dev.download(bufs.output())?)
     }
 
@@ -328,7 +337,16 @@ impl Replica {
         } = self;
         let dev = device.as_ref();
         let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
-        layers::forward(dev, config, plan, params, bufs, Input::Batch(x), false, seed)?;
+        layers::forward(
+            dev,
+            config,
+            plan,
+            params,
+            bufs,
+            Input::Batch(x),
+            false,
+            seed,
+        )?;
         layers::loss(dev, &compile, bufs, y, batch, 1.0)
     }
 

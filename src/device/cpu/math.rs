@@ -179,9 +179,7 @@ pub fn bias_activate(act: Activation, x: &mut [f32], bias: &[f32], threads: usiz
                 }
                 for row in part.chunks_exact_mut(cols) {
                     match act {
-                        Activation::Linear => {
-                            row.iter_mut().zip(bias).for_each(|(v, b)| *v += *b)
-                        }
+                        Activation::Linear => row.iter_mut().zip(bias).for_each(|(v, b)| *v += *b),
                         Activation::Relu => row.iter_mut().zip(bias).for_each(|(v, b)| {
                             let s = *v + *b;
                             *v = if s > 0.0 { s } else { 0.0 };
@@ -324,7 +322,11 @@ pub fn sum_rows(x: &[f32], out: &mut [f32], beta: f32, threads: usize) {
         return;
     }
     // Each thread's columns should fill whole cache lines of every row.
-    let min_cols = if x.len() >= MIN_PARALLEL_ELEMS { 16 } else { cols };
+    let min_cols = if x.len() >= MIN_PARALLEL_ELEMS {
+        16
+    } else {
+        cols
+    };
     for_chunks(threads, out, 1, min_cols, |first, o| {
         vectorized(
             #[inline(always)]

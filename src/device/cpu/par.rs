@@ -140,7 +140,9 @@ mod tests {
                     hits[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             });
-            assert!(hits.iter().all(|h| h.load(std::sync::atomic::Ordering::Relaxed) == 1));
+            assert!(hits
+                .iter()
+                .all(|h| h.load(std::sync::atomic::Ordering::Relaxed) == 1));
         }
     }
 

@@ -119,7 +119,14 @@ fn run(
     // Hand a thread at least a quarter million multiply-adds.
     let min_blocks = ((1 << 18) / (MR * n * k.max(1)).max(1)).max(1);
     let out = Out(c.as_mut_ptr());
-    let (bp, out) = (View { ptr: b.as_ptr(), rs: n, cs: 1 }, &out);
+    let (bp, out) = (
+        View {
+            ptr: b.as_ptr(),
+            rs: n,
+            cs: 1,
+        },
+        &out,
+    );
     for_ranges(threads, blocks, min_blocks, |range| {
         let rows = range.start * MR..(range.end * MR).min(m);
         // SAFETY: `available` was checked by the caller; the row range is this thread's own
@@ -318,9 +325,19 @@ mod tests {
             eprintln!("skipped: this CPU has no AVX-512");
             return;
         }
-        for (m, n, k) in [(1, 1, 1), (13, 33, 7), (25, 10, 300), (128, 64, 288), (5, 70, 513)] {
-            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
+        for (m, n, k) in [
+            (1, 1, 1),
+            (13, 33, 7),
+            (25, 10, 300),
+            (128, 64, 288),
+            (5, 70, 513),
+        ] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0)
+                .collect();
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 let want = reference(m, n, k, &a, ta, &b, tb);
                 for threads in [1, 3] {
@@ -328,7 +345,10 @@ mod tests {
                     gemm(m, n, k, &a, ta, &b, tb, &mut c, 2.0, 0.5, threads);
                     for (g, w) in c.iter().zip(&want) {
                         let w = 2.0 * w + 0.5;
-                        assert!((f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+                        assert!(
+                            (f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                            "{g} vs {w}"
+                        );
                     }
                     let mut c0 = vec![f32::NAN; m * n];
                     gemm(m, n, k, &a, ta, &b, tb, &mut c0, 1.0, 0.0, threads);

@@ -1,14 +1,13 @@
 //! Windowed operations over NHWC tensors on the host: im2col (and its adjoint col2im) for
-//! convolutions through GEMM, a direct convolution (forward and filter gradient) for the
-//! small patches of a first layer, and max and average pooling forward and backward.
+//! convolutions through GEMM, and max and average pooling forward and backward.
 //! A patch row is laid out `(kernel row, kernel column, channel)`, which is exactly the
 //! row-major order of a Keras Conv2D kernel `(kh, kw, in, out)` viewed as a matrix.
 //!
 //! Every loop runs over whole channel vectors (NHWC keeps a pixel's channels together), is
 //! compiled for the widest vectors the CPU has ([`vectorized`]), and is split over the
 //! device's threads by output rows or by images, never inside a sum, so the bits do not
-//! depend on the thread count. Nothing here allocates except the per-image partial sums of
-//! the direct filter gradient.
+//! depend on the thread count. Nothing here allocates except max pooling's backward pass,
+//! which keeps one channel row of scratch per thread.
 
 use super::par::{for_chunks, MIN_PARALLEL_ELEMS};
 use super::simd::vectorized;
@@ -72,8 +71,7 @@ pub fn im2col(x: &[f32], w: &Window, cols: &mut [f32], threads: usize) -> DResul
                     for (ox, dst) in dst_row.chunks_exact_mut(patch).enumerate() {
                         for ky in 0..w.kernel_h {
                             let seg = &mut dst[ky * kw * c..(ky + 1) * kw * c];
-                            let Some(iy) = source(oy, ky, w.stride_h, w.pad_top, w.height)
-                            else {
+                            let Some(iy) = source(oy, ky, w.stride_h, w.pad_top, w.height) else {
                                 seg.fill(0.0);
                                 continue;
                             };
@@ -153,194 +151,24 @@ pub fn col2im(cols: &[f32], w: &Window, dx: &mut [f32], threads: usize) -> DResu
     Ok(())
 }
 
-/// The largest patch (`kernel_h * kernel_w * in_channels`) the direct convolution takes, and
-/// the most filters: a first layer on grey or RGB images (3x3x1, 3x3x3, 5x5x1). Larger
-/// patches go through im2col and the GEMM, which reuse each loaded value better.
-pub const DIRECT_MAX_PATCH: usize = 32;
-pub const DIRECT_MAX_FILTERS: usize = 128;
-
-/// Whether [`conv_direct`] and [`conv_direct_filter_grad`] serve this convolution.
-pub fn direct_conv_fits(w: &Window, filters: usize) -> bool {
-    patch_len(w) <= DIRECT_MAX_PATCH && filters <= DIRECT_MAX_FILTERS && filters > 0
-}
-
-/// Calls `f(ky, kx, iy, ix)` for every kernel tap of output `(oy, ox)` that lies inside the
-/// image, in patch order.
-#[inline(always)]
-fn taps(w: &Window, oy: usize, ox: usize, mut f: impl FnMut(usize, usize, usize)) {
-    for ky in 0..w.kernel_h {
-        let Some(iy) = source(oy, ky, w.stride_h, w.pad_top, w.height) else {
-            continue;
-        };
-        for kx in 0..w.kernel_w {
-            if let Some(ix) = source(ox, kx, w.stride_w, w.pad_left, w.width) {
-                f((ky * w.kernel_w + kx) * w.channels, iy, ix);
+/// Runs `$body` with `$t` (the tap's offset in a patch row), `$iy` and `$ix` bound for every
+/// kernel tap of output `($oy, $ox)` that lies inside the image, in patch order. A macro
+/// rather than a function taking a closure, so that the body is always compiled inside the
+/// caller (and with its vector width).
+macro_rules! for_taps {
+    ($w:expr, $oy:expr, $ox:expr, |$t:pat_param, $iy:ident, $ix:ident| $body:block) => {
+        for ky in 0..$w.kernel_h {
+            let Some($iy) = source($oy, ky, $w.stride_h, $w.pad_top, $w.height) else {
+                continue;
+            };
+            for kx in 0..$w.kernel_w {
+                if let Some($ix) = source($ox, kx, $w.stride_w, $w.pad_left, $w.width) {
+                    let $t = (ky * $w.kernel_w + kx) * $w.channels;
+                    $body
+                }
             }
         }
-    }
-}
-
-/// `z = conv(x, kernel)` without im2col: each output pixel's filters are a sum over the
-/// patch of one input value times one kernel row (`kernel` is `(patch, filters)`).
-pub fn conv_direct(
-    x: &[f32],
-    w: &Window,
-    kernel: &[f32],
-    z: &mut [f32],
-    threads: usize,
-) -> DResult<()> {
-    check("conv2d (input)", x.len(), input_len(w))?;
-    let patch = patch_len(w);
-    let filters = kernel.len().checked_div(patch).unwrap_or(0);
-    check("conv2d (kernel)", kernel.len(), patch * filters)?;
-    check(
-        "conv2d (output)",
-        z.len(),
-        w.batch * w.out_h * w.out_w * filters,
-    )?;
-    let unit = w.out_w * filters;
-    if unit == 0 {
-        return Ok(());
-    }
-    for_chunks(threads, z, unit, min_rows(unit), |first, part| {
-        vectorized(
-            #[inline(always)]
-            || match filters {
-                16 => conv_rows::<16>(x, w, kernel, part, first),
-                32 => conv_rows::<32>(x, w, kernel, part, first),
-                64 => conv_rows::<64>(x, w, kernel, part, first),
-                _ => conv_rows::<0>(x, w, kernel, part, first),
-            },
-        )
-    });
-    Ok(())
-}
-
-/// Output rows of [`conv_direct`] from row `first` on. With `F` filters (16, 32 or 64) an
-/// output pixel's sums stay in registers across the patch; `F == 0` takes any count.
-#[inline(always)]
-fn conv_rows<const F: usize>(x: &[f32], w: &Window, kernel: &[f32], part: &mut [f32], first: usize) {
-    let c = w.channels;
-    let img_len = w.height * w.width * c;
-    let filters = if F == 0 {
-        kernel.len() / patch_len(w).max(1)
-    } else {
-        F
     };
-    let unit = w.out_w * filters;
-    for (r, row) in part.chunks_exact_mut(unit.max(1)).enumerate() {
-        let (n, oy) = ((first + r) / w.out_h, (first + r) % w.out_h);
-        let img = &x[n * img_len..(n + 1) * img_len];
-        for (ox, out) in row.chunks_exact_mut(filters.max(1)).enumerate() {
-            if F == 0 {
-                out.fill(0.0);
-                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
-                    let px = &img[(iy * w.width + ix) * c..][..c];
-                    for (ci, xv) in px.iter().enumerate() {
-                        let k = &kernel[(t + ci) * filters..][..filters];
-                        out.iter_mut().zip(k).for_each(|(o, k)| *o += *xv * *k);
-                    }
-                });
-            } else {
-                let mut acc = [0.0f32; F];
-                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
-                    let px = &img[(iy * w.width + ix) * c..][..c];
-                    for (ci, xv) in px.iter().enumerate() {
-                        let k: &[f32; F] = match kernel[(t + ci) * F..][..F].try_into() {
-                            Ok(k) => k,
-                            Err(_) => return,
-                        };
-                        for f in 0..F {
-                            acc[f] += *xv * k[f];
-                        }
-                    }
-                });
-                out.copy_from_slice(&acc);
-            }
-        }
-    }
-}
-
-/// The kernel gradient of [`conv_direct`], `dk = im2col(x)^T @ dz`, without im2col: every
-/// image sums its own outer products in pixel order, then the images are added in order,
-/// so the result is the same for any number of threads.
-pub fn conv_direct_filter_grad(
-    x: &[f32],
-    w: &Window,
-    dz: &[f32],
-    dk: &mut [f32],
-    threads: usize,
-) -> DResult<()> {
-    check("conv2d filter gradient (input)", x.len(), input_len(w))?;
-    let patch = patch_len(w);
-    let filters = dk.len().checked_div(patch).unwrap_or(0);
-    check(
-        "conv2d filter gradient (output gradient)",
-        dz.len(),
-        w.batch * w.out_h * w.out_w * filters,
-    )?;
-    let img_out = w.out_h * w.out_w * filters;
-    let mut partial = vec![0.0f32; w.batch * dk.len()];
-    let per = dk.len();
-    for_chunks(threads, &mut partial, per, min_rows(img_out), |first, part| {
-        vectorized(
-            #[inline(always)]
-            || match filters {
-                16 => grad_images::<16>(x, w, dz, part, first, per),
-                32 => grad_images::<32>(x, w, dz, part, first, per),
-                64 => grad_images::<64>(x, w, dz, part, first, per),
-                _ => grad_images::<0>(x, w, dz, part, first, per),
-            },
-        )
-    });
-    dk.fill(0.0);
-    for p in partial.chunks_exact(dk.len().max(1)) {
-        dk.iter_mut().zip(p).for_each(|(d, p)| *d += *p);
-    }
-    Ok(())
-}
-
-/// Per-image kernel gradients of [`conv_direct_filter_grad`] for images `first..` (one
-/// `per`-long block of `part` each). `F` as in [`conv_rows`].
-#[inline(always)]
-fn grad_images<const F: usize>(
-    x: &[f32],
-    w: &Window,
-    dz: &[f32],
-    part: &mut [f32],
-    first: usize,
-    per: usize,
-) {
-    let c = w.channels;
-    let img_len = w.height * w.width * c;
-    let filters = if F == 0 { per / patch_len(w).max(1) } else { F };
-    let img_out = w.out_h * w.out_w * filters;
-    for (i, acc) in part.chunks_exact_mut(per.max(1)).enumerate() {
-        let n = first + i;
-        let img = &x[n * img_len..(n + 1) * img_len];
-        let g = &dz[n * img_out..(n + 1) * img_out];
-        for oy in 0..w.out_h {
-            for ox in 0..w.out_w {
-                let gr = &g[(oy * w.out_w + ox) * filters..][..filters];
-                taps(w, oy, ox, #[inline(always)] |t, iy, ix| {
-                    let px = &img[(iy * w.width + ix) * c..][..c];
-                    for (ci, xv) in px.iter().enumerate() {
-                        let a = &mut acc[(t + ci) * filters..][..filters];
-                        if F == 0 {
-                            a.iter_mut().zip(gr).for_each(|(a, g)| *a += *xv * *g);
-                        } else if let (Ok(a), Ok(gr)) = (
-                            <&mut [f32; F]>::try_from(a),
-                            <&[f32; F]>::try_from(gr),
-                        ) {
-                            for f in 0..F {
-                                a[f] += *xv * gr[f];
-                            }
-                        }
-                    }
-                });
-            }
-        }
-    }
 }
 
 /// Max pooling; padded positions never win (they count as minus infinity, as in
@@ -376,7 +204,7 @@ pub fn maxpool(
                     let img = &x[n * img_len..(n + 1) * img_len];
                     for (ox, o) in row.chunks_exact_mut(c).enumerate() {
                         let mut seen = false;
-                        taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                        for_taps!(w, oy, ox, |_, iy, ix| {
                             let px = &img[(iy * w.width + ix) * c..][..c];
                             if seen {
                                 o.iter_mut()
@@ -409,7 +237,7 @@ fn maxpool_argmax(x: &[f32], w: &Window, y: &mut [f32], argmax: &mut [f32]) {
                 for ch in 0..c {
                     let mut best = f32::NEG_INFINITY;
                     let mut at = usize::MAX;
-                    taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                    for_taps!(w, oy, ox, |_, iy, ix| {
                         let i = base + (iy * w.width + ix) * c + ch;
                         if at == usize::MAX || x[i] > best {
                             best = x[i];
@@ -456,7 +284,11 @@ pub fn maxpool_backward(
 ) -> DResult<()> {
     check("maxpool_backward (input)", x.len(), input_len(w))?;
     check("maxpool_backward (input gradient)", dx.len(), input_len(w))?;
-    check("maxpool_backward (output gradient)", dy.len(), output_len(w))?;
+    check(
+        "maxpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
     let c = w.channels;
     let img_len = w.height * w.width * c;
     let img_out = w.out_h * w.out_w * c;
@@ -476,7 +308,7 @@ pub fn maxpool_backward(
                             let go = &g[(oy * w.out_w + ox) * c..][..c];
                             max_taps(w, img, oy, ox, &mut best, &mut at);
                             let mut k = 0u32;
-                            taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                            for_taps!(w, oy, ox, |_, iy, ix| {
                                 let d = &mut dimg[(iy * w.width + ix) * c..][..c];
                                 for ((d, a), g) in d.iter_mut().zip(&at).zip(go) {
                                     *d += if *a == k { *g } else { 0.0 };
@@ -498,7 +330,7 @@ pub fn maxpool_backward(
 fn max_taps(w: &Window, img: &[f32], oy: usize, ox: usize, best: &mut [f32], at: &mut [u32]) {
     let c = w.channels;
     let mut k = 0u32;
-    taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+    for_taps!(w, oy, ox, |_, iy, ix| {
         let px = &img[(iy * w.width + ix) * c..][..c];
         if k == 0 {
             best.copy_from_slice(px);
@@ -518,7 +350,9 @@ fn max_taps(w: &Window, img: &[f32], oy: usize, ox: usize, best: &mut [f32], at:
 /// pooling, which (as in TensorFlow) leaves the padding out.
 fn inside(w: &Window, oy: usize, ox: usize) -> usize {
     let mut n = 0;
-    taps(w, oy, ox, #[inline(always)] |_, _, _| n += 1);
+    for_taps!(w, oy, ox, |_, _iy, _ix| {
+        n += 1;
+    });
     n
 }
 
@@ -541,7 +375,7 @@ pub fn avgpool(x: &[f32], w: &Window, y: &mut [f32], threads: usize) -> DResult<
                     let img = &x[n * img_len..(n + 1) * img_len];
                     for (ox, o) in row.chunks_exact_mut(c).enumerate() {
                         o.fill(0.0);
-                        taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                        for_taps!(w, oy, ox, |_, iy, ix| {
                             let px = &img[(iy * w.width + ix) * c..][..c];
                             o.iter_mut().zip(px).for_each(|(o, v)| *o += *v);
                         });
@@ -562,7 +396,11 @@ pub fn avgpool(x: &[f32], w: &Window, y: &mut [f32], threads: usize) -> DResult<
 /// every tap of its window inside the image.
 pub fn avgpool_backward(w: &Window, dy: &[f32], dx: &mut [f32], threads: usize) -> DResult<()> {
     check("avgpool_backward (input gradient)", dx.len(), input_len(w))?;
-    check("avgpool_backward (output gradient)", dy.len(), output_len(w))?;
+    check(
+        "avgpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
     let c = w.channels;
     let img_len = w.height * w.width * c;
     let img_out = w.out_h * w.out_w * c;
@@ -582,7 +420,7 @@ pub fn avgpool_backward(w: &Window, dy: &[f32], dx: &mut [f32], threads: usize) 
                                 continue;
                             }
                             let inv = 1.0 / count as f32;
-                            taps(w, oy, ox, #[inline(always)] |_, iy, ix| {
+                            for_taps!(w, oy, ox, |_, iy, ix| {
                                 let d = &mut dimg[(iy * w.width + ix) * c..][..c];
                                 d.iter_mut().zip(go).for_each(|(d, g)| *d += *g * inv);
                             });
@@ -598,10 +436,16 @@ pub fn avgpool_backward(w: &Window, dy: &[f32], dx: &mut [f32], threads: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::cpu::CpuDevice;
-    use crate::device::Device;
 
-    fn window(batch: usize, h: usize, w: usize, c: usize, k: usize, s: usize, pad: usize) -> Window {
+    fn window(
+        batch: usize,
+        h: usize,
+        w: usize,
+        c: usize,
+        k: usize,
+        s: usize,
+        pad: usize,
+    ) -> Window {
         let out = |n: usize| (n + 2 * pad - k) / s + 1;
         Window {
             batch,
@@ -622,12 +466,17 @@ mod tests {
     /// Deterministic values with ties and negatives, so max pooling meets equal maxima.
     fn values(n: usize, seed: u32) -> Vec<f32> {
         (0..n)
-            .map(|i| ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 27) as f32 - 12.0)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 27) as f32 - 12.0
+            })
             .collect()
     }
 
     fn dot(a: &[f32], b: &[f32]) -> f64 {
-        a.iter().zip(b).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum()
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| f64::from(*a) * f64::from(*b))
+            .sum()
     }
 
     const WINDOWS: [(usize, usize, usize, usize, usize, usize, usize); 5] = [
@@ -654,42 +503,6 @@ mod tests {
             col2im(&g, &w, &mut dx3, 3).unwrap();
             assert_eq!(cols, cols3);
             assert_eq!(dx, dx3);
-        }
-    }
-
-    #[test]
-    fn direct_convolution_matches_im2col_and_gemm() {
-        for (b, h, wd, c, k, s, p) in WINDOWS {
-            let w = window(b, h, wd, c, k, s, p);
-            let filters = 7;
-            let patch = patch_len(&w);
-            let rows = b * w.out_h * w.out_w;
-            let dev = CpuDevice::with_threads(0, 1);
-            let x = dev.upload(&values(input_len(&w), 3), &[input_len(&w)]).unwrap();
-            let kern = dev.upload(&values(patch * filters, 4), &[patch, filters]).unwrap();
-            let mut cols = dev.zeros(&[rows, patch]).unwrap();
-            let mut z = dev.zeros(&[rows, filters]).unwrap();
-            dev.im2col(&x, &w, &mut cols).unwrap();
-            dev.gemm(&cols, false, &kern, false, &mut z, 1.0, 0.0).unwrap();
-            let want = dev.download(&z).unwrap();
-            for threads in [1, 2] {
-                let mut got = vec![0.0; rows * filters];
-                let (xv, kv) = (dev.download(&x).unwrap(), dev.download(&kern).unwrap());
-                conv_direct(&xv, &w, &kv, &mut got, threads).unwrap();
-                for (g, e) in got.iter().zip(&want) {
-                    assert!((g - e).abs() <= 1e-4 * (1.0 + e.abs()), "{g} vs {e}");
-                }
-                let dz = values(rows * filters, 5);
-                let dzt = dev.upload(&dz, &[rows, filters]).unwrap();
-                let mut dk = dev.zeros(&[patch, filters]).unwrap();
-                dev.gemm(&cols, true, &dzt, false, &mut dk, 1.0, 0.0).unwrap();
-                let want_dk = dev.download(&dk).unwrap();
-                let mut got_dk = vec![0.0; patch * filters];
-                conv_direct_filter_grad(&xv, &w, &dz, &mut got_dk, threads).unwrap();
-                for (g, e) in got_dk.iter().zip(&want_dk) {
-                    assert!((g - e).abs() <= 1e-4 * (1.0 + e.abs()), "{g} vs {e}");
-                }
-            }
         }
     }
 
@@ -763,7 +576,6 @@ mod tests {
         let x = vec![0.0; input_len(&w) - 1];
         assert!(maxpool(&x, &w, &mut [0.0; 18 * 3], &mut [], 2).is_err());
         assert!(avgpool(&x, &w, &mut [0.0; 18 * 3], 2).is_err());
-        assert!(conv_direct(&x, &w, &[0.0; 27], &mut [0.0; 18], 2).is_err());
         assert!(maxpool_backward(&x, &w, &[0.0; 54], &mut [0.0; 150], 2).is_err());
     }
 }

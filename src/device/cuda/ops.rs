@@ -234,7 +234,11 @@ pub(super) fn maxpool_backward(
     let g = win("maxpool_backward", w)?;
     same_len("maxpool_backward (input)", x.len(), input_len(w))?;
     same_len("maxpool_backward (input gradient)", dx.len(), input_len(w))?;
-    same_len("maxpool_backward (output gradient)", dy.len(), output_len(w))?;
+    same_len(
+        "maxpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
     let n = dx.len();
     if n == 0 {
         return Ok(());
@@ -269,7 +273,11 @@ pub(super) fn avgpool_backward(
 ) -> DResult<()> {
     let g = win("avgpool_backward", w)?;
     same_len("avgpool_backward (input gradient)", dx.len(), input_len(w))?;
-    same_len("avgpool_backward (output gradient)", dy.len(), output_len(w))?;
+    same_len(
+        "avgpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
     let n = dx.len();
     if n == 0 {
         return Ok(());

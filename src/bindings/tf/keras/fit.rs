@@ -337,7 +337,13 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
         )
         .map_err(kerr)
     })?;
-    let steps = xr.shape.first().copied().unwrap_or(0).div_ceil(batch).max(1);
+    let steps = xr
+        .shape
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .div_ceil(batch)
+        .max(1);
     final_frame(
         ctx,
         steps,
