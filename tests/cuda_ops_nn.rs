@@ -138,6 +138,16 @@ fn bias_activations_match() {
         p.cpu.bias_activate(act, &mut x.0, None).unwrap();
         p.gpu.bias_activate(act, &mut x.1, None).unwrap();
         p.check(&format!("activate in place {act:?}"), &x);
+        let a = p.up(&r.vec(5 * 9, -1.0, 1.0), &[5, 9]);
+        let k = p.up(&r.vec(9 * 7, -1.0, 1.0), &[9, 7]);
+        let mut c = p.zeros(&[5, 7]);
+        p.cpu
+            .gemm_bias_act(&a.0, &k.0, &mut c.0, Some(&b.0), act)
+            .unwrap();
+        p.gpu
+            .gemm_bias_act(&a.1, &k.1, &mut c.1, Some(&b.1), act)
+            .unwrap();
+        p.check(&format!("gemm_bias_act {act:?}"), &c);
     }
 }
 

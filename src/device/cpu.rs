@@ -10,7 +10,7 @@
 //! only checks shapes and dispatches. It must not know about layers or models.
 
 mod loss;
-mod math;
+pub(crate) mod math;
 mod opt;
 pub mod par;
 mod sgemm;
@@ -204,6 +204,7 @@ impl Device for CpuDevice {
                 cv,
                 alpha,
                 beta,
+                sgemm::Post::NONE,
                 self.threads,
             );
             return Ok(());
@@ -244,6 +245,58 @@ impl Device for CpuDevice {
                 },
             );
         }
+        Ok(())
+    }
+
+    fn gemm_bias_act(
+        &self,
+        a: &DTensor,
+        b: &DTensor,
+        c: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        let relu = match act {
+            Activation::Relu => true,
+            Activation::Linear => false,
+            _ => {
+                self.gemm(a, false, b, false, c, 1.0, 0.0)?;
+                return self.bias_activate(act, c, bias);
+            }
+        };
+        let (m, k) = a.rows_cols();
+        let (k2, n) = b.rows_cols();
+        let (cr, cc) = c.rows_cols();
+        if !sgemm::available() || k == 0 || k != k2 || m != cr || n != cc {
+            // The GEMM crate, or the shape error the plain product reports.
+            self.gemm(a, false, b, false, c, 1.0, 0.0)?;
+            return self.bias_activate(act, c, bias);
+        }
+        let bv = match bias {
+            Some(t) => {
+                let v = host(t)?;
+                same_len("add_bias", n, v.len())?;
+                Some(v)
+            }
+            None => None,
+        };
+        let (av, bm) = (host(a)?, host(b)?);
+        let cv = host_mut(c)?;
+        let post = sgemm::Post { bias: bv, relu };
+        sgemm::gemm(
+            m,
+            n,
+            k,
+            av,
+            false,
+            bm,
+            false,
+            cv,
+            1.0,
+            0.0,
+            post,
+            self.threads,
+        );
         Ok(())
     }
 

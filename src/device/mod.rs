@@ -273,6 +273,26 @@ pub trait Device: Send {
         beta: f32,
     ) -> DResult<()>;
 
+    /// `c = act(a @ b + bias)` for row-major `a` and `b` (`bias` one value per column, or
+    /// none): a layer's product, bias and activation, fused where the device can (the CPU
+    /// adds the bias and applies ReLU as it stores each tile of the product, so the largest
+    /// tensor of a convolution is written once instead of three times). The default runs
+    /// [`Device::gemm`] and [`Device::bias_activate`] one after the other.
+    fn gemm_bias_act(
+        &self,
+        a: &DTensor,
+        b: &DTensor,
+        c: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        self.gemm(a, false, b, false, c, 1.0, 0.0)?;
+        if bias.is_some() || act != Activation::Linear {
+            self.bias_activate(act, c, bias)?;
+        }
+        Ok(())
+    }
+
     /// `x[r, :] += bias` for every row.
     fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()>;
     /// `out[j] = beta * out[j] + sum_r x[r, j]` (the bias gradient).

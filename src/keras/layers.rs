@@ -317,13 +317,15 @@ pub fn forward(
                         }
                         act_forward(dev, act, z, y)?;
                     }
-                    // The activation's derivative reads only its output: apply it in place.
-                    (None, Act::Elem(a)) => {
-                        core_forward(dev, x, k, cols, w, y)?;
-                        if bias.is_some() || a != Activation::Linear {
-                            dev.bias_activate(a, y, bias)?;
+                    // The activation's derivative reads only its output: the product, bias and
+                    // activation go straight into the output.
+                    (None, Act::Elem(a)) => match (cols, w) {
+                        (Some(cols), Some(w)) => {
+                            dev.im2col(x, w, cols)?;
+                            dev.gemm_bias_act(cols, k, y, bias, a)?;
                         }
-                    }
+                        _ => dev.gemm_bias_act(x, k, y, bias, a)?,
+                    },
                     (None, _) => {
                         return Err(KerasError::Value(format!(
                             "layer {i} has no buffer for its pre-activation output"

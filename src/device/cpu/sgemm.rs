@@ -48,6 +48,35 @@ struct Out(*mut f32);
 unsafe impl Send for Out {}
 unsafe impl Sync for Out {}
 
+/// What the last block of the inner dimension does to each output before storing it: add
+/// a bias per column, then apply ReLU. The same operations, in the same order, as the
+/// separate bias-and-activation pass, so fusing them changes no bit.
+#[derive(Clone, Copy)]
+pub struct Post<'a> {
+    pub bias: Option<&'a [f32]>,
+    pub relu: bool,
+}
+
+impl Post<'_> {
+    /// Nothing after the product.
+    pub const NONE: Post<'static> = Post {
+        bias: None,
+        relu: false,
+    };
+}
+
+/// [`Post`] as the threads see it.
+#[derive(Clone, Copy)]
+struct Epilogue {
+    /// The bias of column 0, or null.
+    bias: *const f32,
+    relu: bool,
+}
+
+// SAFETY: the bias is only read, and the caller keeps it borrowed for the whole product.
+unsafe impl Send for Epilogue {}
+unsafe impl Sync for Epilogue {}
+
 thread_local! {
     /// The transposed `b` of the products that need one, reused between calls.
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
@@ -68,11 +97,19 @@ pub fn gemm(
     c: &mut [f32],
     alpha: f32,
     beta: f32,
+    post: Post<'_>,
     threads: usize,
 ) {
     if m == 0 || n == 0 || a.len() < m * k || b.len() < k * n || c.len() < m * n {
         return;
     }
+    let post = Epilogue {
+        bias: match post.bias {
+            Some(b) if b.len() >= n => b.as_ptr(),
+            _ => std::ptr::null(),
+        },
+        relu: post.relu,
+    };
     let av = if trans_a {
         View {
             ptr: a.as_ptr(),
@@ -96,10 +133,10 @@ pub fn gemm(
                     bt[p * n + j] = *v;
                 }
             }
-            run(m, n, k, av, &bt, c, alpha, beta, threads);
+            run(m, n, k, av, &bt, c, alpha, beta, post, threads);
         });
     } else {
-        run(m, n, k, av, b, c, alpha, beta, threads);
+        run(m, n, k, av, b, c, alpha, beta, post, threads);
     }
 }
 
@@ -113,6 +150,7 @@ fn run(
     c: &mut [f32],
     alpha: f32,
     beta: f32,
+    post: Epilogue,
     threads: usize,
 ) {
     let blocks = m.div_ceil(MR);
@@ -131,7 +169,7 @@ fn run(
         let rows = range.start * MR..(range.end * MR).min(m);
         // SAFETY: `available` was checked by the caller; the row range is this thread's own
         // and every index stays inside the lengths checked in `gemm`.
-        unsafe { rows_avx512(rows, n, k, a, bp, out.0, alpha, beta) };
+        unsafe { rows_avx512(rows, n, k, a, bp, out.0, alpha, beta, post) };
     });
 }
 
@@ -147,12 +185,14 @@ unsafe fn rows_avx512(
     c: *mut f32,
     alpha: f32,
     beta: f32,
+    post: Epilogue,
 ) {
     let per_block = k.div_ceil(k.div_ceil(KC).max(1)).max(1);
     let mut k0 = 0;
     loop {
         let kc = per_block.min(k - k0);
         let first = k0 == 0;
+        let last = k0 + kc >= k;
         let mut i = rows.start;
         while i < rows.end {
             let mr = MR.min(rows.end - i);
@@ -175,6 +215,12 @@ unsafe fn rows_avx512(
                     alpha,
                     beta: if first { beta } else { 1.0 },
                     scale_c: first,
+                    bias: if last && !post.bias.is_null() {
+                        post.bias.wrapping_add(j)
+                    } else {
+                        std::ptr::null()
+                    },
+                    relu: last && post.relu,
                 };
                 match mr {
                     12 => tile::<12>(&t),
@@ -212,6 +258,7 @@ unsafe fn rows_avx512(
     _: *mut f32,
     _: f32,
     _: f32,
+    _: Epilogue,
 ) {
 }
 
@@ -234,6 +281,10 @@ struct Tile {
     beta: f32,
     /// Whether this is the first block (then `beta == 0` means `c` is not read).
     scale_c: bool,
+    /// The bias of the tile's first column, added on the last block; null for none.
+    bias: *const f32,
+    /// ReLU after the bias, on the last block.
+    relu: bool,
 }
 
 /// The `R x 32` tile: `c = alpha * sum_p a[:, p] b[p, :] + beta * c`.
@@ -282,6 +333,15 @@ unsafe fn tile<const R: usize>(t: &Tile) {
             let c1 = _mm512_maskz_loadu_ps(m1, cp.wrapping_add(16));
             v0 = _mm512_add_ps(v0, _mm512_mul_ps(beta, c0));
             v1 = _mm512_add_ps(v1, _mm512_mul_ps(beta, c1));
+        }
+        if !t.bias.is_null() {
+            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, t.bias));
+            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, t.bias.wrapping_add(16)));
+        }
+        if t.relu {
+            // `max(v, 0)` gives the second operand for NaN and for -0.0, as `v > 0 ? v : 0`.
+            v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
+            v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
         }
         _mm512_mask_storeu_ps(cp, m0, v0);
         _mm512_mask_storeu_ps(cp.wrapping_add(16), m1, v1);
@@ -342,7 +402,20 @@ mod tests {
                 let want = reference(m, n, k, &a, ta, &b, tb);
                 for threads in [1, 3] {
                     let mut c = vec![1.0f32; m * n];
-                    gemm(m, n, k, &a, ta, &b, tb, &mut c, 2.0, 0.5, threads);
+                    gemm(
+                        m,
+                        n,
+                        k,
+                        &a,
+                        ta,
+                        &b,
+                        tb,
+                        &mut c,
+                        2.0,
+                        0.5,
+                        Post::NONE,
+                        threads,
+                    );
                     for (g, w) in c.iter().zip(&want) {
                         let w = 2.0 * w + 0.5;
                         assert!(
@@ -351,13 +424,67 @@ mod tests {
                         );
                     }
                     let mut c0 = vec![f32::NAN; m * n];
-                    gemm(m, n, k, &a, ta, &b, tb, &mut c0, 1.0, 0.0, threads);
+                    gemm(
+                        m,
+                        n,
+                        k,
+                        &a,
+                        ta,
+                        &b,
+                        tb,
+                        &mut c0,
+                        1.0,
+                        0.0,
+                        Post::NONE,
+                        threads,
+                    );
                     for (g, w) in c0.iter().zip(&want) {
                         assert!((f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()));
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_fused_bias_and_relu_give_the_bits_of_the_separate_pass() {
+        if !available() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        let (m, n, k) = (37, 45, 700);
+        let a: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.11).cos()).collect();
+        let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.3 - 6.0).collect();
+        let mut fused = vec![0.0; m * n];
+        let post = Post {
+            bias: Some(&bias),
+            relu: true,
+        };
+        gemm(m, n, k, &a, false, &b, false, &mut fused, 1.0, 0.0, post, 2);
+        let mut apart = vec![0.0; m * n];
+        gemm(
+            m,
+            n,
+            k,
+            &a,
+            false,
+            &b,
+            false,
+            &mut apart,
+            1.0,
+            0.0,
+            Post::NONE,
+            2,
+        );
+        crate::device::cpu::math::bias_activate(
+            crate::device::Activation::Relu,
+            &mut apart,
+            &bias,
+            1,
+        );
+        assert_eq!(fused, apart);
+        assert!(fused.iter().any(|v| *v == 0.0) && fused.iter().any(|v| *v > 0.0));
     }
 
     #[test]
@@ -371,8 +498,34 @@ mod tests {
         let b: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.11).cos()).collect();
         let mut one = vec![0.0; m * n];
         let mut four = vec![0.0; m * n];
-        gemm(m, n, k, &a, true, &b, false, &mut one, 1.0, 0.0, 1);
-        gemm(m, n, k, &a, true, &b, false, &mut four, 1.0, 0.0, 4);
+        gemm(
+            m,
+            n,
+            k,
+            &a,
+            true,
+            &b,
+            false,
+            &mut one,
+            1.0,
+            0.0,
+            Post::NONE,
+            1,
+        );
+        gemm(
+            m,
+            n,
+            k,
+            &a,
+            true,
+            &b,
+            false,
+            &mut four,
+            1.0,
+            0.0,
+            Post::NONE,
+            4,
+        );
         assert_eq!(one, four);
     }
 }
