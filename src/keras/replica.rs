@@ -53,6 +53,10 @@ pub struct OptimizerState {
 /// How many sets of scratch buffers a replica keeps (see `Replica::bufs`).
 const BUFFER_SETS: usize = 2;
 
+/// The most examples an inference pass runs at once; larger batches go in slices of this
+/// many, so the intermediate tensors of a convolution stay in cache.
+const INFER_CHUNK: usize = 64;
+
 pub struct Replica {
     device: Box<dyn Device>,
     config: ModelConfig,
@@ -287,6 +291,23 @@ impl Replica {
     /// Runs the model on `batch` examples and returns the outputs on the host.
     pub fn forward(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
         check_data(&self.config, &self.plan, None, x, None, batch)?;
+        if !training && batch > INFER_CHUNK {
+            // Inference runs a large batch in slices: each example's outputs do not depend
+            // on the others, and a slice's intermediate tensors stay in cache.
+            let per = x.len() / batch;
+            let mut out = Vec::new();
+            for start in (0..batch).step_by(INFER_CHUNK) {
+                let rows = INFER_CHUNK.min(batch - start);
+                let part = &x[start * per..(start + rows) * per];
+                out.extend(self.forward_batch(part, rows, false)?);
+            }
+            return Ok(out);
+        }
+        self.forward_batch(x, batch, training)
+    }
+
+    /// [`Replica::forward`] on one batch the caller has checked.
+    fn forward_batch(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
         self.buffers(batch, training)?;
         let seed = self.step_seed();
         let Replica {
