@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check for mirror-kernel, for a machine with NVIDIA GPUs (and no other preparation):
-# builds the release binary and the GPU test binaries, runs the GPU tests (CUDA ops against the
+# builds the release binary and the integration-test binary, runs the GPU tests (CUDA ops against the
 # CPU device, GPU replicas through MirroredStrategy and keras fit, the mirror invariant, a
 # notebook session on the GPUs, the device errors), runs `mirror-kernel bench train --device
 # gpu` (the device layer, then keras fit on MirroredStrategy as a notebook trains: the MLP, and
@@ -14,7 +14,7 @@
 #   scripts/gpu-check.sh REPORT_DIR
 #       Builds with cargo and runs everything; the report lands in REPORT_DIR.
 #   scripts/gpu-check.sh --prepare BIN_DIR [PROFILE]
-#       On a machine with Rust (no GPU needed): builds the GPU test binaries and the CLI with
+#       On a machine with Rust (no GPU needed): builds the integration-test binary and the CLI with
 #       PROFILE (default release; `dev` builds faster) and copies them, stripped, to BIN_DIR,
 #       for GPU machines that have no Rust toolchain.
 #   GPU_CHECK_BIN=BIN_DIR scripts/gpu-check.sh REPORT_DIR
@@ -22,6 +22,7 @@
 #       and ./gpu-bin exists).
 
 set -u
+# The integration tests are one test binary (`it`); these are its GPU modules, run by name.
 test_names=(cuda_detect cuda_kernels cuda_hostreduce cuda_ops cuda_ops_nn cuda_replicas cuda_strategy
     cuda_notebook tf_devices cuda_bench)
 
@@ -30,10 +31,8 @@ if [ "${1:-}" = "--prepare" ]; then
     profile=${3:-release}
     mkdir -p "$dest"
     cd "$(dirname "$0")/.." || exit 2
-    targets=()
-    for t in "${test_names[@]}"; do targets+=(--test "$t"); done
     cargo build --profile "$profile" --bin mirror-kernel || exit 1
-    cargo test --profile "$profile" --no-run --message-format=json "${targets[@]}" \
+    cargo test --profile "$profile" --no-run --message-format=json --test it \
         > "$dest/.build.json" || exit 1
     python3 - "$dest" << 'PY' || exit 1
 import json, shutil, sys
@@ -107,7 +106,7 @@ elif ! command -v cargo > /dev/null; then
     say "build: impossible: no cargo here and no prepared binaries (see --prepare)"
     say "total: $(elapsed)"
     exit 1
-elif timeout "$(limit 200)" bash -c 'cargo build --release && cargo test --release --no-run '"$(printf -- '--test %s ' "${test_names[@]}")" \
+elif timeout "$(limit 200)" bash -c 'cargo build --release && cargo test --release --no-run --test it' \
         > "$report/build.log" 2>&1; then
     bin=target/release/mirror-kernel
     say "build: ok ($(elapsed))"
@@ -117,20 +116,15 @@ else
     exit 1
 fi
 
-# Runs the named test binaries (prepared) or test targets (cargo), passing harness arguments.
+# Runs the named modules of the integration-test binary (prepared, or through cargo).
 run_tests() {
-    local names=("$@")
+    local filters=()
+    for t in "$@"; do filters+=("$t::"); done
     if [ -n "$prebuilt" ]; then
-        local rc=0
-        for t in "${names[@]}"; do
-            echo "     Running $t"
-            "$prebuilt/$t" --nocapture --test-threads=1 || rc=1
-        done
-        return $rc
+        "$prebuilt/it" "${filters[@]}" --nocapture --test-threads=1
+        return
     fi
-    local args=()
-    for t in "${names[@]}"; do args+=(--test "$t"); done
-    cargo test --release "${args[@]}" -- --nocapture --test-threads=1
+    cargo test --release --test it -- "${filters[@]}" --nocapture --test-threads=1
 }
 
 # 3. GPU tests (each skips with one line when its hardware is missing; those lines are kept).

@@ -10,11 +10,14 @@
 //! the machine-readable line `samples_per_s=… gemm_peak_gflops=… fraction_of_peak=…`;
 //! `interp` times the interpreter against `python3` on the same machine.
 
+mod interp;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::device::cuda;
-use crate::distribute::strategy::{cpu_factory, DeviceSpec};
+use crate::device::DeviceSpec;
+use crate::distribute::strategy::cpu_factory;
 use crate::distribute::{MirroredStrategy, MirroredTrainer};
 
 /// The samples of one benchmark epoch, as the bench specifies (MNIST's training set size).
@@ -205,8 +208,9 @@ fn keras_fit_line(
 /// arrays, timed inside the cell) and as the engine trains it (`keras::fit` on a replica),
 /// each the fastest of 3 one-epoch runs: `(notebook, engine)` samples/s.
 fn notebook_path(samples: usize) -> Result<(f64, f64), String> {
+    use crate::cell::{CollectSink, ExecuteRequest, Output};
     use crate::keras::{fit, initial_weights, Data, FitOptions, Replica};
-    use crate::session::{CollectSink, ExecuteRequest, Output, Session};
+    use crate::session::Session;
     let (config, compile) = crate::keras::bench::bench_model().map_err(|e| e.to_string())?;
     let weights = initial_weights(&config.plan().map_err(|e| e.to_string())?, 1);
     let device = crate::device::cpu::CpuDevice::new(0);
@@ -285,5 +289,5 @@ fn notebook_path(samples: usize) -> Result<(f64, f64), String> {
 
 /// The interpreter-overhead bench (a loop of integer arithmetic, calls and appends).
 pub fn interp() -> String {
-    crate::lang::bench::bench_interpreter()
+    interp::bench_interpreter()
 }

@@ -9,6 +9,8 @@
 //!   messages, the five sockets). The only module that knows ZeroMQ or message JSON.
 //! - [`session`]: the seam between protocol and language. A `Session` runs cells on its own
 //!   thread, in arrival order, and reports through an output `Sink`.
+//! - [`cell`]: the plain types a cell's run exchanges (request, outputs, `Sink`, reply),
+//!   shared by the language, the session, the protocol and the runner.
 //! - [`lang`]: the Python subset: parsing, evaluation, values, exceptions, builtins,
 //!   completion and inspection. It never touches a socket.
 //! - [`bindings`]: the modules a cell can import (`tensorflow`, `numpy`, `matplotlib.pyplot`,
@@ -23,6 +25,7 @@
 
 pub mod bench;
 pub mod bindings;
+pub mod cell;
 pub mod device;
 pub mod display;
 pub mod distribute;

@@ -13,11 +13,14 @@ mod loss;
 pub(crate) mod math;
 mod opt;
 pub mod par;
+pub mod ring;
 mod sgemm;
 pub mod simd;
+pub(crate) mod spin;
 mod window;
 
 pub use math::{dropout_uniform, erf, grad_from_output};
+pub use ring::RingAllReduce;
 
 use super::{
     same_len, Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,

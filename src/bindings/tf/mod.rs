@@ -5,22 +5,22 @@
 //! distribute parts. Session-wide state (logical device layout, the active strategy scope)
 //! lives in [`TfState`] inside `ctx.state()`, never in globals, so `%reset` clears it.
 //!
-//! Sub-files: `config.rs` (devices), `distribute.rs` (strategies and scopes), `values.rs`
-//! (PerReplica, ReduceOp, replica contexts), `dtypes.rs`, `shape.rs` (TensorShape).
+//! The parts: values (`tensor.rs`, `variable.rs`, `dtypes.rs`, `shape.rs` for TensorShape,
+//! `convert.rs` between language values and arrays); the tensor functions (`ops.rs`,
+//! `shape_ops.rs`); devices (`config.rs`); strategies (`distribute.rs` for scopes and
+//! `run`/`reduce`, `strategies.rs` for the constructors, `values.rs` for PerReplica,
+//! ReduceOp and replica contexts, `mistakes.rs` for the scope mistakes Keras names);
+//! `data/` (`tf.data`); `keras/` (`tf.keras`); `errors.rs` (`tf.errors`).
 
 pub mod config;
 pub mod convert;
 pub mod data;
-pub mod data_dist;
-pub mod data_elem;
-pub mod data_iter;
-pub mod data_ops;
 pub mod distribute;
 pub mod dtypes;
+pub mod errors;
 pub mod keras;
 pub mod mistakes;
 pub mod ops;
-pub mod saving;
 pub mod shape;
 pub mod shape_ops;
 pub mod strategies;
@@ -41,8 +41,8 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
 pub const API_VERSION: &str = "2.16.1";
@@ -100,7 +100,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("data", data::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
-    .with("errors", saving::errors_module(ctx))
+    .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
     .with("TensorShape", shape::class());
     for (name, v) in dtypes::all() {

@@ -5,6 +5,7 @@
 pub mod bridge;
 pub mod callbacks;
 pub mod checkpoint;
+pub mod datasets;
 pub mod fit;
 pub mod layers;
 pub mod live;
@@ -12,6 +13,7 @@ pub mod model;
 pub mod models;
 pub mod nan;
 pub mod optimizers;
+pub mod saving;
 pub mod schedules;
 pub mod summary;
 pub mod utils;
@@ -25,8 +27,8 @@ pub fn module() -> Value {
         .with("__version__", Value::str("3.3.3"))
         .with("callbacks", callbacks::module())
         .with("layers", layers::module())
-        .with("saving", super::saving::saving_module())
-        .with("datasets", super::saving::datasets_module())
+        .with("saving", saving::saving_module())
+        .with("datasets", datasets::datasets_module())
         .with(
             "Input",
             super::func(

@@ -1,0 +1,56 @@
+//! The integration tests: behaviour seen from outside the library, one module per subject
+//! (the protocol over loopback sockets, cells through a real session, the engine against
+//! Keras's reference numbers, the strategy's N-against-1 equivalence, the CUDA device against
+//! the CPU device). They form one test crate so the library is linked once, not once per
+//! file; `common` holds what several modules share. GPU modules skip with one line each on
+//! a machine without a GPU. The tests that drive the kernel through real Jupyter clients
+//! are in `tests/jupyter/`.
+
+mod common;
+
+mod architecture;
+mod cuda_bench;
+mod cuda_detect;
+mod cuda_hostreduce;
+mod cuda_kernels;
+mod cuda_notebook;
+mod cuda_ops;
+mod cuda_ops_nn;
+mod cuda_replicas;
+mod cuda_strategy;
+mod display_keras_text;
+mod display_plot;
+mod distribute_bench;
+mod distribute_devices;
+mod distribute_isolation;
+mod distribute_keras;
+mod distribute_train;
+mod engine_cifar;
+mod engine_datasets;
+mod engine_device;
+mod engine_gradients;
+mod engine_keras_reference;
+mod engine_learning;
+mod engine_replicas;
+mod engine_saving;
+mod engine_threads;
+mod ipython_binding;
+mod lang_corpus;
+mod lang_natives;
+mod lang_session;
+mod notebooks_run;
+mod numpy_binding;
+mod numpy_cells;
+mod plt_binding;
+mod plt_inline;
+mod protocol_isolation;
+mod protocol_loopback;
+mod runner_e2e;
+mod runner_outputs;
+mod tensor_numpy_reference;
+mod tf_data;
+mod tf_data_ops;
+mod tf_devices;
+mod tf_nan;
+mod tf_saving;
+mod tf_session;
