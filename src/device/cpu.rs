@@ -259,21 +259,14 @@ impl Device for CpuDevice {
         bias: Option<&DTensor>,
         act: Activation,
     ) -> DResult<()> {
-        let relu = match act {
-            Activation::Relu => true,
-            Activation::Linear => false,
-            _ => {
-                self.gemm(a, false, b, false, c, 1.0, 0.0)?;
-                return self.bias_activate(act, c, bias);
-            }
-        };
         let (m, k) = a.rows_cols();
         let (k2, n) = b.rows_cols();
         let (cr, cc) = c.rows_cols();
-        if !sgemm::available() || k == 0 || k != k2 || m != cr || n != cc {
-            // The GEMM crate, or the shape error the plain product reports.
-            self.gemm(a, false, b, false, c, 1.0, 0.0)?;
-            return self.bias_activate(act, c, bias);
+        let shapes_fit = k > 0 && k == k2 && m == cr && n == cc;
+        let relu = act == Activation::Relu;
+        if !sgemm::available() || !shapes_fit || !(relu || act == Activation::Linear) {
+            // The GEMM crate, another activation, or the shape error the product reports.
+            return super::gemm_then_bias_act(self, a, b, c, bias, act);
         }
         let bv = match bias {
             Some(t) => {

@@ -179,6 +179,22 @@ pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
     }
 }
 
+/// [`Device::gemm_bias_act`] unfused: the product, then the bias and activation pass.
+pub(crate) fn gemm_then_bias_act<D: Device + ?Sized>(
+    dev: &D,
+    a: &DTensor,
+    b: &DTensor,
+    c: &mut DTensor,
+    bias: Option<&DTensor>,
+    act: Activation,
+) -> DResult<()> {
+    dev.gemm(a, false, b, false, c, 1.0, 0.0)?;
+    if bias.is_some() || act != Activation::Linear {
+        dev.bias_activate(act, c, bias)?;
+    }
+    Ok(())
+}
+
 /// The error of a row index past the end of a gathered matrix.
 pub(crate) fn row_error(row: usize) -> DeviceError {
     DeviceError::Shape {
@@ -289,11 +305,7 @@ pub trait Device: Send {
         bias: Option<&DTensor>,
         act: Activation,
     ) -> DResult<()> {
-        self.gemm(a, false, b, false, c, 1.0, 0.0)?;
-        if bias.is_some() || act != Activation::Linear {
-            self.bias_activate(act, c, bias)?;
-        }
-        Ok(())
+        gemm_then_bias_act(self, a, b, c, bias, act)
     }
 
     /// `x[r, :] += bias` for every row.
