@@ -10,10 +10,11 @@
 //! the array is unchanged (arrays are copied on write, so a changed array is a new one).
 
 use std::path::Path;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::convert::{held_array, numpy_value, to_array};
+use super::super::convert::{held_array, numpy_array, numpy_value, to_array};
 use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
@@ -43,16 +44,69 @@ struct Rows {
 
 enum RowData {
     /// A float32 array, read in place.
-    Shared(Rc<NdArray>),
+    Shared(Held),
     Converted(Rc<Vec<f32>>),
 }
 
 impl Rows {
     fn values(&self) -> &[f32] {
         match &self.data {
-            RowData::Shared(a) => a.as_f32_slice().unwrap_or(&[]),
+            RowData::Shared(a) => a.array().as_f32_slice().unwrap_or(&[]),
             RowData::Converted(v) => v,
         }
+    }
+}
+
+/// The array a data argument already holds, shared rather than copied: a numpy array's
+/// (single-threaded, the cell's own) or a tensor's (thread-safe, the op library's).
+enum Held {
+    Numpy(Rc<NdArray>),
+    Tensor(Arc<NdArray>),
+}
+
+impl Held {
+    fn of(v: &Value) -> Option<Held> {
+        match numpy_array(v) {
+            Some(a) => Some(Held::Numpy(a)),
+            None => held_array(v).map(Held::Tensor),
+        }
+    }
+
+    fn array(&self) -> &NdArray {
+        match self {
+            Held::Numpy(a) => a,
+            Held::Tensor(a) => a,
+        }
+    }
+
+    /// A weak reference that upgrades while this very array lives.
+    fn downgrade(&self) -> HeldWeak {
+        match self {
+            Held::Numpy(a) => HeldWeak::Numpy(Rc::downgrade(a)),
+            Held::Tensor(a) => HeldWeak::Tensor(Arc::downgrade(a)),
+        }
+    }
+}
+
+enum HeldWeak {
+    Numpy(std::rc::Weak<NdArray>),
+    Tensor(std::sync::Weak<NdArray>),
+}
+
+impl HeldWeak {
+    fn alive(&self) -> bool {
+        match self {
+            HeldWeak::Numpy(w) => w.strong_count() > 0,
+            HeldWeak::Tensor(w) => w.strong_count() > 0,
+        }
+    }
+
+    fn is(&self, a: &NdArray) -> bool {
+        let p = match self {
+            HeldWeak::Numpy(w) => w.as_ptr(),
+            HeldWeak::Tensor(w) => w.as_ptr(),
+        };
+        std::ptr::eq(p, a)
     }
 }
 
@@ -60,14 +114,14 @@ impl Rows {
 /// its array lives unchanged (a weak reference that still upgrades to the same array).
 #[derive(Default)]
 struct Conversions {
-    entries: Vec<(Weak<NdArray>, Rc<Vec<f32>>)>,
+    entries: Vec<(HeldWeak, Rc<Vec<f32>>)>,
 }
 
 /// How many conversions a session keeps: inputs and targets of training and validation.
 const KEPT_CONVERSIONS: usize = 4;
 
 fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
-    let Some(a) = held_array(v) else {
+    let Some(a) = Held::of(v) else {
         // Nested lists and other array-likes: converted each time, as numpy would.
         let (shape, data) = to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec();
         return Ok(Rows {
@@ -75,28 +129,28 @@ fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
             data: RowData::Converted(Rc::new(data)),
         });
     };
-    let shape = a.shape().to_vec();
-    if a.as_f32_slice().is_some() {
+    let shape = a.array().shape().to_vec();
+    if a.array().as_f32_slice().is_some() {
         return Ok(Rows {
             shape,
             data: RowData::Shared(a),
         });
     }
     let kept = ctx.state().get::<Conversions>();
-    kept.entries.retain(|(w, _)| w.strong_count() > 0);
+    kept.entries.retain(|(w, _)| w.alive());
     let hit = kept
         .entries
         .iter()
-        .find(|(w, _)| std::ptr::eq(w.as_ptr(), Rc::as_ptr(&a)))
+        .find(|(w, _)| w.is(a.array()))
         .map(|(_, data)| data.clone());
     let data = match hit {
         Some(data) => data,
         None => {
-            let data = Rc::new(a.to_f32_vec().1);
+            let data = Rc::new(a.array().to_f32_vec().1);
             if kept.entries.len() >= KEPT_CONVERSIONS {
                 kept.entries.remove(0);
             }
-            kept.entries.push((Rc::downgrade(&a), data.clone()));
+            kept.entries.push((a.downgrade(), data.clone()));
             data
         }
     };
