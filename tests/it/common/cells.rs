@@ -61,3 +61,69 @@ pub fn ok(session: &Session, code: &str) -> String {
     assert_eq!(s.error, None, "cell failed:\n{code}\nstdout:\n{}", s.stdout);
     s.stdout
 }
+
+/// A token as a number, with the brackets and commas around numbers in printed
+/// tensors stripped (`[[2.`, `4.]` and `12.],`).
+fn number(token: &str) -> Option<f64> {
+    let t = token.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ','));
+    if t.is_empty() {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+/// Where `got` differs from `want`, if anywhere: token by token, numbers within `tol`
+/// (relative for numbers above one) with the same brackets and commas around them, other
+/// text exactly.
+pub fn difference(want: &str, got: &str, tol: f64) -> Option<String> {
+    let (wl, gl): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    if wl.len() != gl.len() {
+        return Some(format!("{} lines expected, {} printed", wl.len(), gl.len()));
+    }
+    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
+        let (wt, gt): (Vec<&str>, Vec<&str>) = (
+            w.split_whitespace().collect(),
+            g.split_whitespace().collect(),
+        );
+        if wt.len() != gt.len() {
+            return Some(format!("line {}: {w:?} vs {g:?}", i + 1));
+        }
+        for (a, b) in wt.iter().zip(&gt) {
+            let same = match (number(a), number(b)) {
+                (Some(x), Some(y)) => {
+                    // The text around the number must match too (brackets, commas).
+                    let shell = |s: &str| {
+                        s.chars()
+                            .filter(|c| "[](),".contains(*c))
+                            .collect::<String>()
+                    };
+                    shell(a) == shell(b) && (x - y).abs() <= tol * x.abs().max(1.0)
+                }
+                _ => a == b,
+            };
+            if !same {
+                return Some(format!(
+                    "line {}: {a:?} vs {b:?}\nexpected: {w}\nprinted:  {g}",
+                    i + 1
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_comparison_sees_a_difference() {
+    // The fixture checks pass vacuously if the comparison never fails; prove it can.
+    assert!(difference("g float32 [2] 1.0 2.0", "g float32 [2] 1.0 2.0001", 1e-5).is_some());
+    assert!(difference(
+        "tf.Tensor([2. 4.], shape=(2,))",
+        "tf.Tensor([2. 4.], shape=(3,))",
+        1e-5
+    )
+    .is_some());
+    assert!(difference("x 1.0", "x 1.0\ny", 1e-5).is_some());
+    assert!(difference("[[2. 4.]", "[2. 4.]", 1e-5).is_some());
+    assert!(difference("g float32 [1] 1000.0", "g float32 [1] 1000.005", 1e-5).is_none());
+    assert!(difference("w 0.5", "w 0.5000015", 1e-6).is_some());
+}
