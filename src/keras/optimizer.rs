@@ -487,3 +487,315 @@ fn clip(e: &mut Eager, how: Clip, grads: Vec<Tensor>) -> OpResult<Vec<Tensor>> {
         _ => Ok(grads),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A graph recorder's view of an optimizer step and a metric update: everything they
+    //! do is seen as variable reads, ops and assignments, and replaying the record (the
+    //! way a traced function runs again) repeats the update with the current step and
+    //! rate, bit for bit as the eager call would.
+
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::device::cpu::CpuDevice;
+    use crate::device::Device;
+    use crate::keras::metrics::{auc_thresholds, Curve, Metric, MetricKind, Summation};
+    use crate::ops::{Observer, Op, TensorId};
+
+    enum Event {
+        Read(Variable, TensorId),
+        Op(Op, Vec<TensorId>, Vec<TensorId>),
+        Assign(Variable, Assign, TensorId),
+    }
+
+    /// The events in order, and the value of every tensor no recorded op made (the
+    /// captures: gradients, constants).
+    #[derive(Default)]
+    struct Record {
+        events: Vec<Event>,
+        made: HashMap<TensorId, ()>,
+        captured: HashMap<TensorId, NdArray>,
+    }
+
+    struct Recorder(Arc<Mutex<Record>>);
+
+    impl Recorder {
+        fn capture(r: &mut Record, t: &Tensor) {
+            if !r.made.contains_key(&t.id()) {
+                r.captured.insert(t.id(), t.value().clone());
+            }
+        }
+    }
+
+    impl Observer for Recorder {
+        fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor]) {
+            let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            for t in inputs {
+                Recorder::capture(&mut r, t);
+            }
+            for t in outputs {
+                r.made.insert(t.id(), ());
+            }
+            let ids = |ts: &[Tensor]| ts.iter().map(Tensor::id).collect();
+            r.events
+                .push(Event::Op(op.clone(), ids(inputs), ids(outputs)));
+        }
+        fn read_variable(&mut self, var: &Variable, value: &Tensor) {
+            let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            r.made.insert(value.id(), ());
+            r.events.push(Event::Read(var.clone(), value.id()));
+        }
+        fn assign_variable(&mut self, var: &Variable, how: Assign, value: &Tensor) {
+            let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            Recorder::capture(&mut r, value);
+            r.events.push(Event::Assign(var.clone(), how, value.id()));
+        }
+    }
+
+    /// Runs `f` with a recorder attached and returns what it saw.
+    fn record(e: &mut Eager, f: impl FnOnce(&mut Eager)) -> Record {
+        let shared = Arc::new(Mutex::new(Record::default()));
+        let id = e.attach(Box::new(Recorder(shared.clone())));
+        f(e);
+        e.detach(id);
+        let mut r = shared.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *r)
+    }
+
+    /// Replays a record without a context: reads take the variables' current values, ops
+    /// run `Op::forward`, assignments store.
+    fn replay(r: &Record, dev: &dyn Device) {
+        let mut values: HashMap<TensorId, NdArray> = r.captured.clone();
+        for ev in &r.events {
+            match ev {
+                Event::Read(var, id) => {
+                    values.insert(*id, (*var.snapshot()).clone());
+                }
+                Event::Op(op, ins, outs) => {
+                    let args: Vec<&NdArray> = ins.iter().map(|i| &values[i]).collect();
+                    let out = op.forward(dev, &args).expect("replayed op").values;
+                    for (id, v) in outs.iter().zip(out) {
+                        values.insert(*id, v);
+                    }
+                }
+                Event::Assign(var, how, id) => {
+                    let v = &values[id];
+                    let new = match how {
+                        Assign::Set => v.clone(),
+                        Assign::Add | Assign::Sub => {
+                            let op = if *how == Assign::Add {
+                                Binary::Add
+                            } else {
+                                Binary::Sub
+                            };
+                            let cur = var.snapshot();
+                            let mut out =
+                                Op::Binary(op).forward(dev, &[&cur, v]).expect("add").values;
+                            out.remove(0)
+                        }
+                    };
+                    var.store(new).expect("store");
+                }
+            }
+        }
+    }
+
+    fn array(shape: &[usize], v: &[f32]) -> NdArray {
+        NdArray::from_f32(shape, v.to_vec()).expect("array")
+    }
+
+    fn bits(v: &Variable) -> Vec<u32> {
+        v.snapshot()
+            .to_f32_vec()
+            .1
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    }
+
+    /// Two steps of `make()` on fresh variables, eagerly; and one recorded step then its
+    /// replay on another set: the same bits, the same step count.
+    fn check_replay(make: impl Fn() -> Optimizer) {
+        let mut e = Eager::default();
+        let g = [
+            Tensor::new(array(&[2, 2], &[0.3, -0.7, 0.05, 1.2])),
+            Tensor::new(array(&[2], &[-0.4, 0.9])),
+        ];
+        let fresh = || {
+            [
+                Variable::new(array(&[2, 2], &[0.5, -0.2, 0.8, 0.1]), "w:0", true),
+                Variable::new(array(&[2], &[0.01, -0.03]), "b:0", true),
+            ]
+        };
+        let targets = |vs: &[Variable; 2]| {
+            vs.iter()
+                .map(|v| Target {
+                    var: v.clone(),
+                    name: v.name().to_string(),
+                })
+                .collect::<Vec<_>>()
+        };
+        let grads: Vec<Option<Tensor>> = g.iter().cloned().map(Some).collect();
+        let (eager_vars, mut eager_opt) = (fresh(), make());
+        for _ in 0..2 {
+            eager_opt
+                .apply(&mut e, &grads, &targets(&eager_vars))
+                .expect("step");
+        }
+        let (vars, mut opt) = (fresh(), make());
+        let r = record(&mut e, |e| {
+            opt.apply(e, &grads, &targets(&vars))
+                .expect("recorded step");
+        });
+        assert!(r
+            .events
+            .iter()
+            .any(|ev| matches!(ev, Event::Op(Op::Update(_), ..))));
+        assert!(r
+            .events
+            .iter()
+            .any(|ev| matches!(ev, Event::Assign(v, Assign::Add, _) if v.same(&opt.iterations))));
+        replay(&r, e.device());
+        for (a, b) in vars.iter().zip(&eager_vars) {
+            assert_eq!(bits(a), bits(b), "{}", a.name());
+        }
+        for (a, b) in opt.variables().iter().zip(eager_opt.variables().iter()) {
+            assert_eq!(
+                a.snapshot().to_f64_vec(),
+                b.snapshot().to_f64_vec(),
+                "{}",
+                a.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_replayed_optimizer_step_is_the_eager_step() {
+        let kinds = [
+            OptKind::Sgd {
+                momentum: 0.9,
+                nesterov: true,
+            },
+            OptKind::Adam {
+                beta_1: 0.9,
+                beta_2: 0.999,
+                epsilon: 1e-7,
+            },
+            OptKind::RmsProp {
+                rho: 0.9,
+                momentum: 0.5,
+                epsilon: 1e-7,
+                centered: true,
+            },
+            OptKind::Adagrad {
+                initial_accumulator_value: 0.1,
+                epsilon: 1e-7,
+            },
+        ];
+        for kind in kinds {
+            check_replay(|| Optimizer::new(kind, "opt", Some(0.05), None));
+        }
+        // A schedule is computed from the step counter inside the record, so the replay
+        // takes the next step's rate.
+        check_replay(|| {
+            let s = Schedule::ExponentialDecay {
+                initial: 0.2,
+                decay_steps: 1.0,
+                decay_rate: 0.5,
+                staircase: false,
+            };
+            Optimizer::new(
+                OptKind::Sgd {
+                    momentum: 0.0,
+                    nesterov: false,
+                },
+                "s",
+                None,
+                Some(s),
+            )
+        });
+    }
+
+    #[test]
+    fn the_update_op_is_the_device_step_bit_for_bit() {
+        let dev = CpuDevice::new(0);
+        let kind = OptKind::Adam {
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-7,
+        };
+        let cfg = OptimizerConfig {
+            kind,
+            learning_rate: 0.01,
+        };
+        let p0 = [0.5f32, -0.2, 0.8, 0.1];
+        let g = [0.3f32, -0.7, 0.05, 1.2];
+        let mut p = dev.upload(&p0, &[4]).expect("upload");
+        let gt = dev.upload(&g, &[4]).expect("upload");
+        let mut slots = vec![
+            dev.zeros(&[4]).expect("zeros"),
+            dev.zeros(&[4]).expect("zeros"),
+        ];
+        for step in 1..=3 {
+            dev.optimizer_step(&cfg.step(0.01, step), &mut p, &gt, &mut slots)
+                .expect("step");
+        }
+        let direct: Vec<u32> = dev
+            .download(&p)
+            .expect("down")
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        let mut e = Eager::default();
+        let var = Variable::new(array(&[4], &p0), "v:0", true);
+        let mut opt = Optimizer::new(kind, "adam", Some(f64::from(0.01f32)), None);
+        let t = [Target {
+            var: var.clone(),
+            name: "v:0".into(),
+        }];
+        for _ in 0..3 {
+            opt.apply(&mut e, &[Some(Tensor::new(array(&[4], &g)))], &t)
+                .expect("apply");
+        }
+        assert_eq!(bits(&var), direct);
+    }
+
+    #[test]
+    fn a_replayed_metric_update_is_the_eager_update() {
+        let mut e = Eager::default();
+        let kinds = [
+            MetricKind::Mean,
+            MetricKind::Auc {
+                thresholds: auc_thresholds(7, None),
+                curve: Curve::Roc,
+                summation: Summation::Interpolation,
+                from_logits: false,
+            },
+        ];
+        let t = Tensor::new(array(&[4], &[1.0, 0.0, 1.0, 1.0]));
+        let p = Tensor::new(array(&[4], &[0.8, 0.35, 0.4, 0.9]));
+        let w = Tensor::new(array(&[4], &[1.0, 2.0, 0.5, 1.0]));
+        for kind in kinds {
+            let eager = Metric::new(kind.clone(), "m").expect("metric");
+            let traced = Metric::new(kind, "m").expect("metric");
+            for _ in 0..2 {
+                eager.update(&mut e, &t, &p, Some(&w)).expect("update");
+            }
+            let r = record(&mut e, |e| {
+                traced.update(e, &t, &p, Some(&w)).expect("update")
+            });
+            assert!(r
+                .events
+                .iter()
+                .all(|ev| !matches!(ev, Event::Assign(_, Assign::Set, _))));
+            replay(&r, e.device());
+            let (a, b) = (
+                eager.result(&mut e).expect("r"),
+                traced.result(&mut e).expect("r"),
+            );
+            assert_eq!(a.value().to_f64_vec(), b.value().to_f64_vec());
+        }
+    }
+}
