@@ -52,6 +52,7 @@ mod tf_data;
 mod tf_data_ops;
 mod tf_devices;
 mod tf_gradients;
+mod tf_keras_objects;
 mod tf_nan;
 mod tf_saving;
 mod tf_session;
