@@ -7,55 +7,14 @@
 //! ones), everything else exactly. The fixture is written by
 //! tests/fixtures/tf/make_gradient_reference.py.
 
-use crate::common::cells as tf_common;
-
-use mirror_kernel::session::Session;
-use serde_json::Value as Json;
-
-fn reference() -> Json {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/tf/gradient_reference.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use crate::common::cells::{every_cell_matches, Fixture};
 
 #[test]
 fn every_cell_matches_tensorflow() {
-    let reference = reference();
-    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-    assert!(cases.len() >= 10, "the fixture holds {} cells", cases.len());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        let code = case["code"].as_str().unwrap_or("");
-        let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-        let shown = tf_common::run(&session, code);
-        if let Some((ename, evalue)) = &shown.error {
-            failures.push(format!(
-                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
-                shown.stdout
-            ));
-            continue;
-        }
-        if let Some(d) =
-            tf_common::difference(case["stdout"].as_str().unwrap_or(""), &shown.stdout, 1e-5)
-        {
-            failures.push(format!("{name}: stdout differs: {d}"));
-        }
-        let want_err = case["stderr"].as_str().unwrap_or("");
-        let got_err: String = shown
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("WARNING:tensorflow:"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        if want_err != got_err {
-            failures.push(format!(
-                "{name}: warnings differ\nexpected:\n{want_err}\nprinted:\n{got_err}"
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    every_cell_matches(&Fixture {
+        file: "gradient_reference.json",
+        tol: 1e-5,
+        warnings: "WARNING:tensorflow:",
+        printed: str::to_string,
+    });
 }

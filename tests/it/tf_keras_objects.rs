@@ -11,18 +11,18 @@
 //! optimizer end with the same weights, and `compile` takes metric and optimizer objects
 //! (logged under their names, computing what the objects compute).
 
-use crate::common::cells as tf_common;
+use crate::common::cells::{self as tf_common, every_cell_matches, Fixture};
 
 use mirror_kernel::session::Session;
-use serde_json::Value as Json;
 
-fn reference() -> Json {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/tf/keras_objects_reference.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+#[test]
+fn every_cell_matches_tensorflow() {
+    every_cell_matches(&Fixture {
+        file: "keras_objects_reference.json",
+        tol: 1e-5,
+        warnings: "UserWarning:",
+        printed,
+    });
 }
 
 /// `0x7f...` addresses replaced by `0x?`, as the fixture writes them.
@@ -55,45 +55,6 @@ fn printed(stdout: &str) -> String {
         .map(|l| format!("{l}\n"))
         .collect();
     mask_addresses(&kept)
-}
-
-#[test]
-fn every_cell_matches_tensorflow() {
-    let reference = reference();
-    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-    assert!(cases.len() >= 10, "the fixture holds {} cells", cases.len());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        let code = case["code"].as_str().unwrap_or("");
-        let tol = case["tol"].as_f64().unwrap_or(1e-5);
-        let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-        let shown = tf_common::run(&session, code);
-        if let Some((ename, evalue)) = &shown.error {
-            failures.push(format!(
-                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
-                shown.stdout
-            ));
-            continue;
-        }
-        let want = case["stdout"].as_str().unwrap_or("");
-        if let Some(d) = tf_common::difference(want, &printed(&shown.stdout), tol) {
-            failures.push(format!("{name}: stdout differs: {d}"));
-        }
-        let want_err = case["stderr"].as_str().unwrap_or("");
-        let got_err: String = shown
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("UserWarning:"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        if want_err != got_err {
-            failures.push(format!(
-                "{name}: warnings differ\nexpected:\n{want_err}\nprinted:\n{got_err}"
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 #[test]

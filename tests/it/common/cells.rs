@@ -1,10 +1,13 @@
 //! Shared driver for the tf_* integration tests: runs cells through a real session and
-//! returns what a notebook would show (stdout/stderr text, the cell's result, any error).
+//! returns what a notebook would show (stdout/stderr text, the cell's result, any error),
+//! and checks every cell of a TensorFlow fixture (tests/fixtures/tf/*.json, written by a
+//! generator beside it) against what TensorFlow printed.
 
 use std::sync::Arc;
 
 use mirror_kernel::cell::{CollectSink, ExecuteRequest, Output, StreamName};
 use mirror_kernel::session::Session;
+use serde_json::Value as Json;
 
 /// What one cell showed.
 #[derive(Debug, Default)]
@@ -110,6 +113,65 @@ pub fn difference(want: &str, got: &str, tol: f64) -> Option<String> {
         }
     }
     None
+}
+
+/// How a fixture's cells are compared with what TensorFlow printed.
+pub struct Fixture {
+    /// The file under tests/fixtures/tf.
+    pub file: &'static str,
+    /// The tolerance of numbers, unless a cell gives its own `tol`.
+    pub tol: f64,
+    /// The stderr lines compared (TF's warnings), by their start.
+    pub warnings: &'static str,
+    /// The cell's stdout as the generator wrote TensorFlow's (masks, dropped lines).
+    pub printed: fn(&str) -> String,
+}
+
+/// Runs every cell of the fixture, each in a fresh session as each ran in a fresh Python,
+/// and fails with every difference: an exception, stdout beyond the tolerance, other
+/// warnings.
+pub fn every_cell_matches(f: &Fixture) {
+    let path = format!(
+        "{}/tests/fixtures/tf/{}",
+        env!("CARGO_MANIFEST_DIR"),
+        f.file
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let reference: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
+    assert!(cases.len() >= 10, "{path} holds {} cells", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let code = case["code"].as_str().unwrap_or("");
+        let tol = case["tol"].as_f64().unwrap_or(f.tol);
+        let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+        let shown = run(&session, code);
+        if let Some((ename, evalue)) = &shown.error {
+            failures.push(format!(
+                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
+                shown.stdout
+            ));
+            continue;
+        }
+        let want = case["stdout"].as_str().unwrap_or("");
+        if let Some(d) = difference(want, &(f.printed)(&shown.stdout), tol) {
+            failures.push(format!("{name}: stdout differs: {d}"));
+        }
+        let want_err = case["stderr"].as_str().unwrap_or("");
+        let got_err: String = shown
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with(f.warnings))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if want_err != got_err {
+            failures.push(format!(
+                "{name}: warnings differ\nexpected:\n{want_err}\nprinted:\n{got_err}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 #[test]
