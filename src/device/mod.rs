@@ -98,6 +98,25 @@ pub enum LossKind {
     },
 }
 
+impl LossKind {
+    /// The same loss taking logits (a cross-entropy given `from_logits=True`, or a softmax
+    /// or sigmoid output layer folded into the loss); the others are unchanged.
+    pub fn with_logits(self) -> LossKind {
+        match self {
+            LossKind::BinaryCrossentropy { .. } => {
+                LossKind::BinaryCrossentropy { from_logits: true }
+            }
+            LossKind::CategoricalCrossentropy { .. } => {
+                LossKind::CategoricalCrossentropy { from_logits: true }
+            }
+            LossKind::SparseCategoricalCrossentropy { .. } => {
+                LossKind::SparseCategoricalCrossentropy { from_logits: true }
+            }
+            other => other,
+        }
+    }
+}
+
 /// One optimizer update rule with its hyper-parameters. `step` counts from 1.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum OptStep {

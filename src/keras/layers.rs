@@ -353,19 +353,6 @@ pub fn forward(
     Ok(())
 }
 
-fn logits_kind(kind: LossKind) -> LossKind {
-    match kind {
-        LossKind::BinaryCrossentropy { .. } => LossKind::BinaryCrossentropy { from_logits: true },
-        LossKind::CategoricalCrossentropy { .. } => {
-            LossKind::CategoricalCrossentropy { from_logits: true }
-        }
-        LossKind::SparseCategoricalCrossentropy { .. } => {
-            LossKind::SparseCategoricalCrossentropy { from_logits: true }
-        }
-        other => other,
-    }
-}
-
 /// Computes the loss of the last forward pass against `y`, leaving its gradient (times
 /// `scale`) where backward starts, and returns the loss and metric sums.
 pub fn loss(
@@ -381,11 +368,11 @@ pub fn loss(
     let (kind, pred, grad) = match b.fuse {
         Fuse::None => (compile.loss, &b.acts[last], &mut b.dacts[last]),
         Fuse::PreActivation => match (b.pre[last - 1].as_ref(), b.dpre[last - 1].as_mut()) {
-            (Some(p), Some(g)) => (logits_kind(compile.loss), p, g),
+            (Some(p), Some(g)) => (compile.loss.with_logits(), p, g),
             _ => (compile.loss, &b.acts[last], &mut b.dacts[last]),
         },
         Fuse::ActivationLayer => (
-            logits_kind(compile.loss),
+            compile.loss.with_logits(),
             &b.acts[last - 1],
             &mut b.dacts[last - 1],
         ),

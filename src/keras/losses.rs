@@ -52,6 +52,22 @@ pub enum LossFn {
 }
 
 impl LossFn {
+    /// The binary (`binary`) or categorical cross-entropy: one constructor for the loss
+    /// functions and the loss classes, which both choose between them by a flag.
+    pub fn crossentropy(binary: bool, from_logits: bool, label_smoothing: f64) -> LossFn {
+        if binary {
+            LossFn::BinaryCrossentropy {
+                from_logits,
+                label_smoothing,
+            }
+        } else {
+            LossFn::CategoricalCrossentropy {
+                from_logits,
+                label_smoothing,
+            }
+        }
+    }
+
     /// The Keras class (`keras.losses.MeanSquaredError`).
     pub fn class_name(&self) -> &'static str {
         match self {

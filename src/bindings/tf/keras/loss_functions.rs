@@ -61,17 +61,7 @@ impl Params {
                 losses::check_axis(name, axis(4)?).map_err(super::super::eager::op_err)?;
                 let from_logits = flag(s, 2, false)?;
                 let label_smoothing = given(&s[3]).map_or(Ok(0.0), |v| v.as_float())?;
-                if binary {
-                    LossFn::BinaryCrossentropy {
-                        from_logits,
-                        label_smoothing,
-                    }
-                } else {
-                    LossFn::CategoricalCrossentropy {
-                        from_logits,
-                        label_smoothing,
-                    }
-                }
+                LossFn::crossentropy(binary, from_logits, label_smoothing)
             }
             Params::Sparse => {
                 losses::check_axis(name, axis(4)?).map_err(super::super::eager::op_err)?;

@@ -15,7 +15,6 @@ use super::super::distribute::{active_strategy, replica_context, Strategy};
 use super::super::eager::{apply, op_err};
 use super::super::ops::arg;
 use super::super::{address_of, func, given, py_str_repr, TfError};
-use crate::device::LossKind;
 use crate::keras::losses::{self, LossFn, Reduction};
 use crate::lang::{Args, Ctx, NativeClass, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::{self, Tensor};
@@ -284,17 +283,7 @@ impl Ctor {
                 let from_logits = get("from_logits").as_bool_strict()?;
                 let label_smoothing = get("label_smoothing").as_float()?;
                 losses::check_axis(class, get("axis").as_int()?).map_err(op_err)?;
-                if binary {
-                    LossFn::BinaryCrossentropy {
-                        from_logits,
-                        label_smoothing,
-                    }
-                } else {
-                    LossFn::CategoricalCrossentropy {
-                        from_logits,
-                        label_smoothing,
-                    }
-                }
+                LossFn::crossentropy(binary, from_logits, label_smoothing)
             }
             Ctor::Sparse => {
                 losses::check_axis(class, get("axis").as_int()?).map_err(op_err)?;
@@ -397,20 +386,6 @@ fn compiled_loss(f: &LossFn) -> Option<(&'static str, bool)> {
         } => ("sparse_categorical_crossentropy", from_logits),
         _ => return None,
     })
-}
-
-/// The engine's loss kind with logits, when `from_logits` is set.
-pub fn with_logits(k: LossKind) -> LossKind {
-    match k {
-        LossKind::BinaryCrossentropy { .. } => LossKind::BinaryCrossentropy { from_logits: true },
-        LossKind::CategoricalCrossentropy { .. } => {
-            LossKind::CategoricalCrossentropy { from_logits: true }
-        }
-        LossKind::SparseCategoricalCrossentropy { .. } => {
-            LossKind::SparseCategoricalCrossentropy { from_logits: true }
-        }
-        other => other,
-    }
 }
 
 /// `tf.keras.losses.Reduction`: Keras 2's reduction keys, which Keras 3 keeps as strings.

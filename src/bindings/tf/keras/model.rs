@@ -263,7 +263,7 @@ impl ModelObj {
         };
         let mut cfg = CompileConfig::new(optimizer, &loss.0, &metrics).map_err(kerr)?;
         if loss.1 {
-            cfg.loss = super::losses::with_logits(cfg.loss);
+            cfg.loss = cfg.loss.with_logits();
         }
         let created = self.created_under.borrow().clone();
         if self.is_built() {
