@@ -88,11 +88,8 @@ impl Vm<'_> {
         _owner: Option<Value>,
     ) -> PyResult<Value> {
         let def = func.def.clone();
-        if self.depth >= RECURSION_LIMIT {
-            return Err(PyErr::new(
-                "RecursionError",
-                "maximum recursion depth exceeded",
-            ));
+        if self.depth >= RECURSION_LIMIT || !super::recursion::stack_has_room() {
+            return Err(super::recursion::recursion_error(""));
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
         self.bind_args(func, args, &frame)?;
@@ -111,11 +108,8 @@ impl Vm<'_> {
         env: &Env,
     ) -> PyResult<Value> {
         let def = &func.def;
-        if self.depth >= RECURSION_LIMIT {
-            return Err(PyErr::new(
-                "RecursionError",
-                "maximum recursion depth exceeded",
-            ));
+        if self.depth >= RECURSION_LIMIT || !super::recursion::stack_has_room() {
+            return Err(super::recursion::recursion_error(""));
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
         let skip = usize::from(this.is_some());

@@ -291,12 +291,17 @@ impl Vm<'_> {
                 FPart::Value { expr, conv, spec } => {
                     let v = self.eval(expr, env)?;
                     let v = match conv {
-                        Some('r') | Some('a') => Value::from(self.repr_of(&v)?),
+                        Some('r') => Value::from(self.repr_of(&v)?),
+                        Some('a') => {
+                            Value::from(super::format::ascii_escape(&self.repr_of(&v)?))
+                        }
                         Some('s') => Value::from(self.str_of(&v)?),
                         _ => v,
                     };
                     let spec = self.eval_fparts(spec, env)?;
-                    s.push_str(&self.format_value(&v, &spec)?);
+                    let piece = self.format_value(&v, &spec)?;
+                    super::memory::reserve_str(&mut s, piece.len())?;
+                    s.push_str(&piece);
                 }
             }
         }
@@ -316,9 +321,7 @@ impl Vm<'_> {
             if let (Value::List(l), "append", [Arg::Pos(e)]) = (&o, &**name, args) {
                 let v = self.eval_operand(e, env)?;
                 let mut lb = l.borrow_mut();
-                if lb.len() as i64 >= super::ops::MAX_ITEMS {
-                    return Err(PyErr::memory_error(""));
-                }
+                super::memory::room_for_one(&mut lb)?;
                 lb.push(super::fast::relay(v));
                 drop(lb);
                 super::fast::discard(o);
