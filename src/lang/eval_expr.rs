@@ -292,9 +292,7 @@ impl Vm<'_> {
                     let v = self.eval(expr, env)?;
                     let v = match conv {
                         Some('r') => Value::from(self.repr_of(&v)?),
-                        Some('a') => {
-                            Value::from(super::format::ascii_escape(&self.repr_of(&v)?))
-                        }
+                        Some('a') => Value::from(super::format::ascii_escape(&self.repr_of(&v)?)),
                         Some('s') => Value::from(self.str_of(&v)?),
                         _ => v,
                     };

@@ -113,7 +113,9 @@ fn parse_spec(s: &str) -> PyResult<Spec> {
 }
 
 fn unknown_code(t: char, of: &str) -> PyErr {
-    PyErr::value_error(format!("Unknown format code '{t}' for object of type '{of}'"))
+    PyErr::value_error(format!(
+        "Unknown format code '{t}' for object of type '{of}'"
+    ))
 }
 
 /// `digits` with a separator every `every` digits from the right.
@@ -230,11 +232,7 @@ fn general(a: f64, prec: usize, alt: bool, upper: bool) -> PyResult<String> {
         let cut = s.rfind(['e', 'E']).unwrap_or(s.len());
         let (m, x) = s.split_at(cut);
         let m = trim(m.to_string());
-        let m = if alt && !m.contains('.') {
-            m + "."
-        } else {
-            m
-        };
+        let m = if alt && !m.contains('.') { m + "." } else { m };
         return Ok(m + x);
     }
     let s = trim(fixed(a, (prec as i64 - 1 - e).max(0) as usize)?);
@@ -317,7 +315,9 @@ fn format_int(i: i64, sp: &Spec) -> PyResult<String> {
     let t = sp.ty.unwrap_or('d');
     if let (Some(g), 'x' | 'X' | 'o' | 'b' | 'c' | 'n') = (sp.group, t) {
         if g == ',' || matches!(t, 'c' | 'n') {
-            return Err(PyErr::value_error(format!("Cannot specify '{g}' with '{t}'.")));
+            return Err(PyErr::value_error(format!(
+                "Cannot specify '{g}' with '{t}'."
+            )));
         }
     }
     if t == 'c' {
@@ -386,7 +386,9 @@ fn format_str(s: &str, sp: &Spec) -> PyResult<String> {
         ));
     }
     if let Some(g) = sp.group {
-        return Err(PyErr::value_error(format!("Cannot specify '{g}' with 's'.")));
+        return Err(PyErr::value_error(format!(
+            "Cannot specify '{g}' with 's'."
+        )));
     }
     match sp.prec {
         Some(p) => {
@@ -550,7 +552,11 @@ impl Vm<'_> {
                         Value::Float(x) if x.is_finite() => x.trunc() as i64,
                         Value::Float(x) => {
                             return Err(PyErr::new(
-                                if x.is_nan() { "ValueError" } else { "OverflowError" },
+                                if x.is_nan() {
+                                    "ValueError"
+                                } else {
+                                    "OverflowError"
+                                },
                                 if x.is_nan() {
                                     "cannot convert float NaN to integer"
                                 } else {
@@ -566,7 +572,13 @@ impl Vm<'_> {
                         }
                     };
                     let prec = sp.prec.take();
-                    let mut s = format_int(n, &Spec { ty: Some('d'), ..sp.clone() })?;
+                    let mut s = format_int(
+                        n,
+                        &Spec {
+                            ty: Some('d'),
+                            ..sp.clone()
+                        },
+                    )?;
                     if let Some(p) = prec {
                         s = zero_extend(&s, p)?;
                     }
@@ -589,7 +601,8 @@ impl Vm<'_> {
                     let x = match &v {
                         Value::Int(_) | Value::Bool(_) | Value::Float(_) => v.as_float()?,
                         Value::Native(_) => {
-                            let s = self.format_value(&v, &format!(".{}{ty}", sp.prec.unwrap_or(6)))?;
+                            let s =
+                                self.format_value(&v, &format!(".{}{ty}", sp.prec.unwrap_or(6)))?;
                             out.push_str(&s);
                             continue;
                         }
@@ -611,13 +624,14 @@ impl Vm<'_> {
                     let c = match &v {
                         Value::Int(_) | Value::Bool(_) => {
                             let n = v.as_int()?;
-                            u32::try_from(n).ok().and_then(char::from_u32).ok_or_else(|| {
-                                PyErr::new("OverflowError", "%c arg not in range(0x110000)")
-                            })?
+                            u32::try_from(n)
+                                .ok()
+                                .and_then(char::from_u32)
+                                .ok_or_else(|| {
+                                    PyErr::new("OverflowError", "%c arg not in range(0x110000)")
+                                })?
                         }
-                        Value::Str(s) if s.chars().count() == 1 => {
-                            s.chars().next().unwrap_or(' ')
-                        }
+                        Value::Str(s) if s.chars().count() == 1 => s.chars().next().unwrap_or(' '),
                         _ => return Err(PyErr::type_error("%c requires int or char")),
                     };
                     let sp = Spec {
@@ -722,7 +736,10 @@ mod tests {
             err(1.5, "9223372036854775808"),
             "ValueError: Too many decimal digits in format string"
         );
-        assert_eq!(err(1.5, ".f"), "ValueError: Format specifier missing precision");
+        assert_eq!(
+            err(1.5, ".f"),
+            "ValueError: Format specifier missing precision"
+        );
         assert_eq!(
             err(1.5, "c"),
             "ValueError: Unknown format code 'c' for object of type 'float'"

@@ -445,7 +445,10 @@ impl Vm<'_> {
                     return Err(super::memory::memory_error());
                 }
                 let mut out = super::memory::vec_with_capacity(n)?;
-                out.extend(s.chars().map(|c| Value::from(c.encode_utf8(&mut [0; 4]) as &str)));
+                out.extend(
+                    s.chars()
+                        .map(|c| Value::from(c.encode_utf8(&mut [0; 4]) as &str)),
+                );
                 return Ok(out);
             }
             Value::Dict(d) => {
@@ -528,7 +531,11 @@ fn str_slice(st: &str, s: &Slice) -> PyResult<String> {
     let simple = s.step.is_none() || matches!(s.step, Value::Int(1));
     let nonneg = |v: &Value| v.is_none() || matches!(v, Value::Int(i) if *i >= 0);
     if simple && nonneg(&s.lo) && nonneg(&s.hi) {
-        let lo = if s.lo.is_none() { 0 } else { s.lo.as_int()? as usize };
+        let lo = if s.lo.is_none() {
+            0
+        } else {
+            s.lo.as_int()? as usize
+        };
         let a = char_offset(st, lo);
         let b = if s.hi.is_none() {
             st.len()

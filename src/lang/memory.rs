@@ -166,10 +166,7 @@ pub fn joined<T: Clone>(a: &[T], b: &[T]) -> PyResult<Vec<T>> {
 
 /// Room for `additional` more entries in an insertion-ordered map (dicts and sets). An
 /// entry costs its key and value, a stored hash and a slot of the index table.
-pub fn reserve_map<K, V, S>(
-    m: &mut indexmap::IndexMap<K, V, S>,
-    additional: usize,
-) -> PyResult<()>
+pub fn reserve_map<K, V, S>(m: &mut indexmap::IndexMap<K, V, S>, additional: usize) -> PyResult<()>
 where
     K: std::hash::Hash + Eq,
     S: std::hash::BuildHasher,

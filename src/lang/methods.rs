@@ -331,7 +331,9 @@ impl Vm<'_> {
         for (i, x) in items.iter().enumerate() {
             match x {
                 Value::Str(x) => {
-                    total = total.checked_add(x.len()).ok_or_else(memory::memory_error)?;
+                    total = total
+                        .checked_add(x.len())
+                        .ok_or_else(memory::memory_error)?;
                 }
                 o => {
                     return Err(PyErr::type_error(format!(
@@ -418,7 +420,11 @@ impl Vm<'_> {
                 let v = need(&a, 1, name)?.clone();
                 let mut lb = l.borrow_mut();
                 let n = lb.len() as i64;
-                let j = if i < 0 { i.saturating_add(n).max(0) } else { i.min(n) };
+                let j = if i < 0 {
+                    i.saturating_add(n).max(0)
+                } else {
+                    i.min(n)
+                };
                 memory::room_for_one(&mut lb)?;
                 lb.insert(j as usize, v);
             }
@@ -490,7 +496,11 @@ fn replace(s: &str, old: &str, new: &str, max: usize) -> PyResult<String> {
     }
     .min(max);
     let total = (s.len() - found * old.len())
-        .checked_add(found.checked_mul(new.len()).ok_or_else(memory::memory_error)?)
+        .checked_add(
+            found
+                .checked_mul(new.len())
+                .ok_or_else(memory::memory_error)?,
+        )
         .ok_or_else(memory::memory_error)?;
     let mut out = memory::string_with_capacity(total)?;
     if old.is_empty() {

@@ -58,8 +58,8 @@ mod runtime;
 mod scope;
 mod sort;
 mod syntax;
-mod trashcan;
 mod traceback;
+mod trashcan;
 mod types;
 mod vm;
 

@@ -151,7 +151,10 @@ fn time_module() -> Value {
                         .filter(|d| d.as_secs() < i64::MAX as u64 / 1_000_000_000)
                         .and_then(|d| std::time::Instant::now().checked_add(d))
                         .ok_or_else(|| {
-                            PyErr::new("OverflowError", "timestamp out of range for platform time_t")
+                            PyErr::new(
+                                "OverflowError",
+                                "timestamp out of range for platform time_t",
+                            )
                         })?;
                     loop {
                         ctx.check_interrupt()?;

@@ -3,8 +3,9 @@
 //! comparison, hashing, pretty printing) and the evaluation of deeply nested expressions.
 //! They share CPython's counter (`Vm::depth`, bounded by [`RECURSION_LIMIT`]) and its
 //! wording (`RecursionError: maximum recursion depth exceeded in comparison`, `... while
-//! getting the repr of an object`); a Python call also checks the Rust stack itself, since
-//! the stack a call takes depends on the expressions it evaluates. A value that contains
+//! getting the repr of an object`). A walk nests at most the limit, a few hundred bytes of
+//! stack a level; a Python call, whose stack depends on the expressions it evaluates, also
+//! makes sure of the stack it runs on ([`with_stack`]). A value that contains
 //! itself is printed as CPython prints it (`[...]`, `{...}`): the containers being printed
 //! are tracked as `Py_ReprEnter` does. Nesting in the source is bounded by the converter
 //! (`convert::MAX_NESTING`), and dropping deep values by the trashcan (`trashcan`).
@@ -15,10 +16,17 @@ use super::vm::Vm;
 
 pub use super::vm::RECURSION_LIMIT;
 
-/// What a Python call leaves free on the Rust stack at least: the evaluator's frames
-/// between two calls (an expression nested up to the converter's bound, a repr or a
-/// comparison of nested values up to the recursion limit) fit in it with room to spare.
-const STACK_MARGIN: usize = 16 << 20;
+/// Every this many levels of Python calls, the stack left is checked.
+pub const CALLS_PER_STACK_CHECK: usize = 8;
+
+/// The stack a Python call must find left, else it runs on a new segment: the evaluator's
+/// frames for [`CALLS_PER_STACK_CHECK`] calls, an expression nested as deep as the parser
+/// allows (`parse::MAX_NESTING` levels of about 500 bytes) and a walk of nested values up
+/// to the recursion limit all fit in it with room to spare.
+const RED_ZONE: usize = 4 << 20;
+
+/// A new stack segment's size, enough for many levels of calls before the next one.
+const SEGMENT: usize = 64 << 20;
 
 /// CPython's `RecursionError`, with the context CPython names (`" in comparison"`).
 pub fn recursion_error(context: &str) -> PyErr {
@@ -28,10 +36,12 @@ pub fn recursion_error(context: &str) -> PyErr {
     )
 }
 
-/// Whether the Rust stack still has room for another Python call.
-#[inline]
-pub fn stack_has_room() -> bool {
-    stacker::remaining_stack().is_none_or(|left| left > STACK_MARGIN)
+/// Runs `f` where at least [`RED_ZONE`] of stack is left: on the current stack when it
+/// has that much, else on a new segment (`stacker`), so that Python recursion up to the
+/// recursion limit never overflows whatever thread the interpreter runs on.
+#[inline(always)]
+pub fn with_stack<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
 /// The identity of a container that can hold itself, for [`Vm::repr_enter`].
@@ -49,7 +59,7 @@ impl Vm<'_> {
     /// (`" in comparison"`). Every `enter` that succeeds is matched by a [`Vm::leave`].
     #[inline]
     pub fn enter(&mut self, context: &str) -> PyResult<()> {
-        if self.depth >= RECURSION_LIMIT || !stack_has_room() {
+        if self.depth >= RECURSION_LIMIT {
             return Err(recursion_error(context));
         }
         self.depth += 1;

@@ -179,7 +179,9 @@ mod tests {
         let mut x: u64 = 12345;
         let v: Vec<i64> = (0..5000)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (x >> 40) as i64 % 100
             })
             .collect();
@@ -187,7 +189,11 @@ mod tests {
         want.sort();
         assert_eq!(sorted_by(&v, |a, b| a < b), want);
         // Stability: sorting pairs by their first half keeps the second half's order.
-        let pairs: Vec<i64> = v.iter().enumerate().map(|(i, k)| k * 10_000 + i as i64).collect();
+        let pairs: Vec<i64> = v
+            .iter()
+            .enumerate()
+            .map(|(i, k)| k * 10_000 + i as i64)
+            .collect();
         let got = sorted_by(&pairs, |a, b| a / 10_000 < b / 10_000);
         let mut want = pairs.clone();
         want.sort();

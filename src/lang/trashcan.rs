@@ -63,10 +63,7 @@ pub fn release_each(items: &mut [Value]) {
 /// Drops what deeper drops set aside, one piece at a time (each may set aside more).
 fn drain() {
     loop {
-        let next = PENDING
-            .try_with(|p| p.borrow_mut().pop())
-            .ok()
-            .flatten();
+        let next = PENDING.try_with(|p| p.borrow_mut().pop()).ok().flatten();
         match next {
             Some(piece) => drop(piece),
             None => break,
