@@ -212,6 +212,7 @@ impl Vm<'_> {
             None => best.clone(),
         };
         for x in items.into_iter().skip(1) {
+            self.check_interrupt_fast()?;
             let xk = match &key {
                 Some(k) => self.call_value(k, Args::new(vec![x.clone()]))?,
                 None => x.clone(),
@@ -351,7 +352,9 @@ impl Vm<'_> {
         let mut m = IndexMap::new();
         if let Some(v) = v {
             for x in self.iter_values(v)? {
+                super::memory::map_room_for_one(&mut m)?;
                 m.insert(HashKey::of(&x)?, x);
+                self.check_interrupt_fast()?;
             }
         }
         Ok(Set::value(m, frozen))

@@ -211,6 +211,7 @@ impl Vm<'_> {
                 let items = self.eval_items(items, env)?;
                 let mut m = IndexMap::new();
                 for v in items {
+                    super::memory::map_room_for_one(&mut m)?;
                     m.insert(HashKey::of(&v)?, v);
                 }
                 Ok(Set::value(m, false))

@@ -371,6 +371,7 @@ impl Dict {
             // Python keeps the first key object and replaces only the value.
             Some(slot) => slot.1 = v,
             None => {
+                super::memory::map_room_for_one(&mut self.map)?;
                 self.map.insert(h, (k, v));
             }
         }
