@@ -40,6 +40,7 @@ const STREAM_WINDOW: Duration = Duration::from_millis(10);
 /// does not wait for it).
 pub fn run_kernel(connection_file: &Path) -> Result<(), ProtocolError> {
     let info = ConnectionInfo::read(connection_file)?;
+    super::parent::watch();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
