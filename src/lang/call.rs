@@ -153,7 +153,10 @@ impl Vm<'_> {
     /// stack left is checked and, when short, a new segment is taken (see `recursion`).
     #[inline(always)]
     fn run_function_checked(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
-        if self.depth % super::recursion::CALLS_PER_STACK_CHECK == 0 {
+        if self
+            .depth
+            .is_multiple_of(super::recursion::CALLS_PER_STACK_CHECK)
+        {
             super::recursion::with_stack(|| self.run_function(func, frame))
         } else {
             self.run_function(func, frame)

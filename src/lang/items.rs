@@ -327,7 +327,17 @@ impl Vm<'_> {
                         i += 1;
                     }
                 }
-                for x in self.iter_values(container)? {
+                let items = self.iter_values(container).map_err(|e| {
+                    if e.type_name() == "TypeError" && e.message().ends_with("is not iterable") {
+                        PyErr::type_error(format!(
+                            "argument of type '{}' is not iterable",
+                            container.type_name()
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+                for x in items {
                     if self.eq_or_same(&x, item)? {
                         return Ok(true);
                     }
@@ -404,6 +414,11 @@ impl Vm<'_> {
                 }
                 return Ok(SeqIter::value(items));
             }
+            // Neither protocol: asking `iter_values` would come straight back here.
+            return Err(PyErr::type_error(format!(
+                "'{}' object is not iterable",
+                v.type_name()
+            )));
         }
         Ok(SeqIter::value(self.iter_values(v)?))
     }

@@ -88,14 +88,6 @@ pub fn repeat_str(s: &str, n: usize) -> PyResult<String> {
     String::from_utf8(bytes).map_err(|_| memory_error())
 }
 
-/// `n` copies of the character `c` (padding).
-pub fn fill(c: char, n: usize) -> PyResult<String> {
-    let total = c.len_utf8().checked_mul(n).ok_or_else(memory_error)?;
-    let mut out = string_with_capacity(total)?;
-    out.extend(std::iter::repeat_n(c, n));
-    Ok(out)
-}
-
 /// Appends `n` copies of `c` to `out`.
 pub fn push_fill(out: &mut String, c: char, n: usize) -> PyResult<()> {
     let total = c.len_utf8().checked_mul(n).ok_or_else(memory_error)?;
@@ -203,7 +195,7 @@ mod tests {
         let e = repeat_str("a", usize::MAX / 2).unwrap_err();
         assert_eq!(e.type_name(), "MemoryError");
         assert_eq!(e.message(), "");
-        assert!(fill('a', 1 << 50).is_err());
+        assert!(pad("", 'a', 1 << 50, 1 << 50).is_err());
         assert!(repeat(&[1u64, 2], usize::MAX).is_err());
         assert!(string_with_capacity(1 << 60).is_err());
         let mut v: Vec<u64> = vec![];
@@ -214,7 +206,7 @@ mod tests {
     #[test]
     fn small_requests_build_what_they_say() {
         assert_eq!(repeat_str("ab", 3).unwrap(), "ababab");
-        assert_eq!(fill('é', 3).unwrap(), "ééé");
+        assert_eq!(pad("x", 'é', 1, 2).unwrap(), "éxéé");
         assert_eq!(repeat(&[1, 2], 2).unwrap(), vec![1, 2, 1, 2]);
         assert_eq!(joined(&[1], &[2, 3]).unwrap(), vec![1, 2, 3]);
         assert_eq!(concat(&["a", "bc", ""]).unwrap(), "abc");

@@ -129,6 +129,23 @@ impl Vm<'_> {
                         v.reverse();
                         v
                     }
+                    (None, true) if max >= 0 => {
+                        // From the right: the leftover run keeps its inner whitespace.
+                        let mut out = vec![];
+                        let mut rest = s.trim_end();
+                        while !rest.is_empty() && (out.len() as i64) < max {
+                            let start = rest.rfind(char::is_whitespace).map_or(0, |p| {
+                                p + rest[p..].chars().next().map_or(1, char::len_utf8)
+                            });
+                            out.push(rest[start..].to_string());
+                            rest = rest[..start].trim_end();
+                        }
+                        if !rest.is_empty() {
+                            out.push(rest.to_string());
+                        }
+                        out.reverse();
+                        out
+                    }
                     (None, _) => {
                         if max < 0 {
                             s.split_whitespace().map(String::from).collect()

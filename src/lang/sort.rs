@@ -26,7 +26,7 @@ fn merge_sort(
     let mut count: u32 = 0;
     let mut lt = |a: usize, b: usize| -> PyResult<bool> {
         count = count.wrapping_add(1);
-        if count % 4096 == 0 {
+        if count.is_multiple_of(4096) {
             tick()?;
         }
         lt(a, b)

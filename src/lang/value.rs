@@ -63,14 +63,34 @@ impl std::fmt::Debug for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x:?}"),
             Value::Str(s) => write!(f, "{s:?}"),
-            // Items are not shown: a debug print must not recurse into a value nested
-            // a million deep (or into itself).
-            Value::List(l) => write!(f, "<list of {}>", l.borrow().len()),
-            Value::Tuple(t) => write!(f, "<tuple of {}>", t.len()),
+            // Items are shown a bounded number of levels deep: a value may nest a million
+            // deep or contain itself.
+            Value::List(l) => {
+                debug_nested(f, |f| f.debug_list().entries(l.borrow().iter()).finish())
+            }
+            Value::Tuple(t) => debug_nested(f, |f| f.debug_tuple("").field(&&t[..]).finish()),
             Value::Dict(d) => write!(f, "<dict of {}>", d.borrow().len()),
             Value::Obj(o) | Value::Native(o) => write!(f, "<{}>", o.type_name()),
         }
     }
+}
+
+/// Runs a container's debug print one level deeper, or prints `...` past 32 levels.
+fn debug_nested(
+    f: &mut std::fmt::Formatter<'_>,
+    items: impl FnOnce(&mut std::fmt::Formatter<'_>) -> std::fmt::Result,
+) -> std::fmt::Result {
+    thread_local! {
+        static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let depth = DEPTH.get();
+    if depth >= 32 {
+        return write!(f, "...");
+    }
+    DEPTH.set(depth + 1);
+    let r = items(f);
+    DEPTH.set(depth);
+    r
 }
 
 impl Value {

@@ -27,11 +27,15 @@ from jupyter_client.manager import start_new_kernel
 
 from conftest import KERNEL
 
-SEED = 19_2024
-MIN_CELLS = 3000
-MIN_MESSAGES = 2000
+# FUZZ_SEED, FUZZ_CELLS and FUZZ_MESSAGES override these for a longer hunt by hand; CI
+# runs the fixed defaults.
+SEED = int(os.environ.get("FUZZ_SEED", "192024"))
+MIN_CELLS = int(os.environ.get("FUZZ_CELLS", "3000"))
+MIN_MESSAGES = int(os.environ.get("FUZZ_MESSAGES", "2000"))
 # A cell still running after this long is interrupted; it must then end promptly.
 CELL_TIMEOUT = 3.0
+# A cell must end this soon after an interrupt.
+INTERRUPT_WITHIN = 2.0
 # Longer than this after the interrupt is a hang.
 HANG_AFTER_INTERRUPT = 15.0
 # The kernel under fuzz refuses any single allocation beyond this, so that a mutated
@@ -326,6 +330,8 @@ class Fuzz:
             if reply is None:
                 self.restart("hang: no reply after an interrupt", code)
                 return
+            if took > INTERRUPT_WITHIN and reply != "dead":
+                self.failures.append((f"slow: ended {took:.1f} s after the interrupt", code))
         if reply == "dead":
             self.restart("crash: the kernel died", code)
             return

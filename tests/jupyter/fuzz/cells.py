@@ -250,3 +250,58 @@ import matplotlib.pyplot as plt
 plt.plot([1, 2, 3], [4, 1, 9])
 plt.title("small")
 plt.show()
+# %%
+e = np.eye(4)
+print(np.full((2, 3), 7), np.linspace(0, 1, 5), np.arange(0, 10, 2), e[1:3, ::2], np.identity(2))
+# %%
+m = np.arange(24).reshape(2, 3, 4)
+print(m.sum(axis=2), m.transpose(2, 0, 1).shape, np.expand_dims(m, 0).shape, m.ravel()[5:9], np.squeeze(m[:1]).shape)
+# %%
+q = np.array([4.0, -1.0, 9.0, 0.25])
+print(np.sqrt(np.abs(q)), np.clip(q, 0, 5), np.round(q, 1), np.cumsum(q), np.sort(q), np.argsort(q), np.unique([3, 1, 3]))
+# %%
+w = np.random.randn(6, 3)
+print(w.std() > 0, np.var(w, axis=0).shape, np.isfinite(w).all(), np.where(w > 0)[0][:2], np.count_nonzero(w > 10))
+# %%
+print(np.zeros(3, dtype="int32"), np.ones((2, 2), dtype="uint8") * 200, np.empty(0).shape, np.hstack([[1], [2]]), np.vstack([[1, 2], [3, 4]]))
+# %%
+g = np.arange(10.0)
+g[3:7] = -1
+print(g[g < 0].size, g[-3:], g[::3], g.reshape(-1, 5), np.amax(g), np.mean(g), np.prod(g[1:4]))
+# %%
+print(tf.fill([2, 3], 1.5), tf.range(5), tf.reshape(tf.range(6), (2, 3)), tf.transpose(tf.ones((2, 3))).shape)
+# %%
+u = tf.constant([3.0, 1.0, 2.0])
+print(tf.reduce_max(u), tf.argmax(u), tf.square(u), tf.cast(u, tf.int32), tf.concat([u, u], 0), tf.stack([u, u]).shape)
+# %%
+print(tf.expand_dims(u, 1).shape, tf.squeeze(tf.ones((1, 3, 1))).shape, tf.nn.softmax(u), tf.math.log(u + 1), tf.zeros_like(u))
+# %%
+seq = tf.keras.Sequential([
+    tf.keras.Input((6,)),
+    tf.keras.layers.Reshape((2, 3)),
+    tf.keras.layers.Flatten(),
+    tf.keras.layers.Dropout(0.5),
+    tf.keras.layers.Dense(4, activation="tanh"),
+    tf.keras.layers.Activation("relu"),
+    tf.keras.layers.Softmax(),
+])
+print(seq.output_shape, seq.count_params())
+# %%
+cnn = tf.keras.Sequential([
+    tf.keras.Input((12, 12, 2)),
+    tf.keras.layers.Conv2D(3, (3, 3), strides=(2, 2), padding="same"),
+    tf.keras.layers.MaxPooling2D((2, 2), strides=1),
+    tf.keras.layers.Flatten(),
+    tf.keras.layers.Dense(2),
+])
+print(cnn.output_shape, cnn.count_params(), cnn.predict(np.zeros((2, 12, 12, 2)), verbose=0).shape)
+# %%
+print("abc".center(7), "abc".ljust(5, "-"), "abc".rjust(6), "x".zfill(3), "ab" * 3, "abc"[1:10:2], "abcdef"[-4:-1])
+# %%
+print("a,b,,c".split(",", 2), "a b c".rsplit(None, 1), "aaa".replace("a", "bb", 2), "Hello".count("l"), "tab\there".expandtabs(2))
+# %%
+r = range(2, 50, 3)
+print(len(r), r[4], r[-1], list(r[1:5]), 11 in r, r.index(8) if hasattr(r, "index") else None)
+# %%
+big = list(range(100))
+print(big[10:90:7], big[-5:], big[::-25], sum(big[::2]), big.index(42), big.count(7))
