@@ -97,6 +97,8 @@ RAISING = [
     ("import time\ntime.sleep(float('nan'))", "ValueError"),
     ("import time\ntime.sleep(1e300)", "OverflowError"),
     ("open('/dev/zero').read()", "MemoryError"),
+    ("class P:\n    pass\nP() in P()", "TypeError"),
+    ("'%c' % 10**10", "OverflowError"),
 ]
 
 
