@@ -9,6 +9,7 @@ pub mod build;
 pub mod dtype;
 pub mod format;
 pub mod index;
+pub mod interrupt;
 pub mod linalg;
 pub mod math;
 pub mod memory;
@@ -55,6 +56,9 @@ pub enum TensorError {
     /// An allocation bigger than the host can sensibly hold; refused before trying.
     #[error("{0}")]
     Memory(String),
+    /// The kernel's interrupt arrived during a long operation (see `interrupt`).
+    #[error("")]
+    Interrupted,
 }
 
 impl TensorError {
@@ -67,6 +71,7 @@ impl TensorError {
             TensorError::Axis(_) => "AxisError",
             TensorError::Overflow(_) => "OverflowError",
             TensorError::Memory(_) => "MemoryError",
+            TensorError::Interrupted => "KeyboardInterrupt",
         }
     }
 }

@@ -158,12 +158,15 @@ def test_a_huge_join_ends_at_an_interrupt(kernel):
 
 def test_long_rust_loops_end_within_two_seconds_of_an_interrupt(kernel):
     km, kc = kernel
-    run(kc, "kept = 'still here'\nbig = list(range(3 * 10**6))\nbig.reverse()")
+    run(kc, "kept = 'still here'\nbig = list(range(3 * 10**6))\nbig.reverse()\n"
+            "import numpy as np\nsquare = np.ones((3000, 3000))\nlong = np.ones(5 * 10**7)")
     for code in [
         "while True:\n    s = sorted(big)",
         "while True:\n    r = repr(big)",
         "while True:\n    c = big.count(-1)",
         "while True:\n    b = big == big[:]",
+        "while True:\n    p = square @ square",
+        "while True:\n    q = long * long",
     ]:
         busy = kc.execute(code)
         time.sleep(1.0)
