@@ -6,11 +6,14 @@
 //! with the machine-readable line `samples_per_s=… gemm_peak_gflops=… fraction_of_peak=…`;
 //! `interp` times the interpreter against `python3` on the same machine.
 
+mod interp;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::device::cuda;
-use crate::distribute::strategy::{cpu_factory, DeviceSpec};
+use crate::device::DeviceSpec;
+use crate::distribute::strategy::cpu_factory;
 use crate::distribute::{MirroredStrategy, MirroredTrainer};
 
 /// The samples of one benchmark epoch, as the bench specifies (MNIST's training set size).
@@ -147,5 +150,5 @@ fn keras_fit_line(
 
 /// The interpreter-overhead bench (a loop of integer arithmetic, calls and appends).
 pub fn interp() -> String {
-    crate::lang::bench::bench_interpreter()
+    interp::bench_interpreter()
 }

@@ -9,11 +9,15 @@
 //!   messages, the five sockets). The only module that knows ZeroMQ or message JSON.
 //! - [`session`]: the seam between protocol and language. A `Session` runs cells on its own
 //!   thread, in arrival order, and reports through an output `Sink`.
+//! - [`cell`]: the plain types a cell's run exchanges (request, outputs, `Sink`, reply),
+//!   shared by the language, the session, the protocol and the runner.
 //! - [`lang`]: the Python subset: parsing, evaluation, values, exceptions, builtins,
 //!   completion and inspection. It never touches a socket.
 //! - [`bindings`]: the modules a cell can import (`tensorflow`, `numpy`, `matplotlib.pyplot`,
 //!   `os`, `pathlib`, `IPython.display`); they convert language values to engine types.
 //! - [`keras`]: models, layers, losses, optimizers, metrics, callbacks, saving.
+//! - [`ops`]: the op library: each op's checks, forward and gradient defined once;
+//!   gradient tapes and the execution context that eager `tf` calls run through.
 //! - [`distribute`]: replicas, batch splitting, all-reduce.
 //! - [`tensor`]: host n-dimensional arrays with numpy's dtypes and semantics.
 //! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
@@ -23,11 +27,13 @@
 
 pub mod bench;
 pub mod bindings;
+pub mod cell;
 pub mod device;
 pub mod display;
 pub mod distribute;
 pub mod keras;
 pub mod lang;
+pub mod ops;
 pub mod protocol;
 pub mod runner;
 pub mod session;

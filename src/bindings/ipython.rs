@@ -8,9 +8,9 @@ use std::any::Any;
 
 use base64::Engine;
 
+use crate::cell::Output;
 use crate::display::{html_escape, MimeBundle};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
-use crate::session::Output;
 
 fn kw<'a>(args: &'a Args, name: &str) -> Option<&'a Value> {
     args.kw

@@ -8,9 +8,12 @@
 mod loss;
 mod math;
 mod opt;
+pub mod ring;
+pub(crate) mod spin;
 mod window;
 
 pub use math::{dropout_uniform, erf};
+pub use ring::RingAllReduce;
 
 use super::{
     same_len, Activation, Buffer, DResult, DTensor, Device, DeviceError, LossKind, OptStep, Window,

@@ -8,8 +8,11 @@
 //! Shapes are row-major. Two-dimensional operations treat a tensor of shape `[.., k]` as a
 //! matrix of `len / k` rows and `k` columns.
 
+pub mod collective;
 pub mod cpu;
 pub mod cuda;
+
+pub use collective::{AllReduce, DeviceKind, DeviceSpec};
 
 use thiserror::Error;
 

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::keras_model::{to_keras, MirroredTrainer};
 use super::pool::ReplicaPool;
-use super::ring::RingAllReduce;
 use super::strategy::{logical_cpu_devices, DeviceFactory, MirroredStrategy};
 use super::{DistributeError, Result};
+use crate::device::cpu::RingAllReduce;
 use crate::keras::bench::{bench_model, bench_train, run_epoch, synthetic_data};
 use crate::keras::{initial_weights, KResult};
 

@@ -1,9 +1,9 @@
 //! Data parallelism: replicas (one per device, each on its own thread with its own copy of
-//! every variable), global-batch splitting, and all-reduce algorithms behind one trait.
+//! every variable), global-batch splitting, and the choice of an all-reduce (the algorithms
+//! themselves live beside their devices, behind `device::collective::AllReduce`).
 //! A plain Rust library: it never imports the language, the bindings or the protocol.
 //!
 //! - [`pool`]: persistent replica threads and cheap dispatch.
-//! - [`ring`]: the CPU ring all-reduce behind the fixed [`AllReduce`] seam.
 //! - [`split`]: TensorFlow's global-batch split.
 //! - [`strategy`]: device lists, logical CPU devices and the `MirroredStrategy` core.
 //! - [`model`]: the contract a replica's copy of a model fulfils ([`ReplicaModel`]).
@@ -39,29 +39,24 @@
 //! # }
 //! ```
 
-pub mod allreduce;
 pub mod bench;
 pub mod keras_model;
 pub mod model;
 pub mod pool;
-pub mod ring;
-mod spin;
 pub mod split;
 pub mod stats;
 pub mod strategy;
 pub mod train;
 
-pub use allreduce::AllReduce;
 pub use keras_model::MirroredTrainer;
 pub use model::{
     BatchSums, BoxError, Dataset, FitControl, FitObserver, History, NoObserver, ReduceHook,
     ReplicaModel,
 };
 pub use pool::ReplicaPool;
-pub use ring::RingAllReduce;
 pub use split::{epoch_batches, split_batch, split_sizes};
 pub use stats::FitStats;
-pub use strategy::{DeviceFactory, DeviceKind, DeviceSpec, MirroredStrategy, ModelId, Replica};
+pub use strategy::{DeviceFactory, MirroredStrategy, ModelId, Replica};
 pub use train::FitOptions;
 
 use thiserror::Error;

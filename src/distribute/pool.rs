@@ -14,8 +14,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::spin::spin_until;
 use super::DistributeError;
+use crate::device::cpu::spin::spin_until;
 
 /// Worker threads get a roomy stack: model code may recurse through layers.
 const WORKER_STACK: usize = 16 * 1024 * 1024;

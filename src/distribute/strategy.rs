@@ -13,72 +13,15 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::allreduce::AllReduce;
 use super::model::{BoxError, ReplicaModel};
 use super::pool::ReplicaPool;
-use super::ring::RingAllReduce;
 use super::stats::FitStats;
 use super::{DistributeError, Result};
-use crate::device::{DResult, Device};
+use crate::device::cpu::RingAllReduce;
+use crate::device::{AllReduce, DResult, Device, DeviceKind, DeviceSpec};
 
 /// The environment variable that sets how many logical CPU devices the kernel shows.
 pub const LOGICAL_CPUS_ENV: &str = "MIRROR_LOGICAL_CPUS";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeviceKind {
-    Cpu,
-    Gpu,
-}
-
-impl DeviceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeviceKind::Cpu => "CPU",
-            DeviceKind::Gpu => "GPU",
-        }
-    }
-}
-
-/// One logical device a replica runs on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct DeviceSpec {
-    pub kind: DeviceKind,
-    /// The logical index TensorFlow shows (`CPU:1`).
-    pub index: usize,
-    /// The physical device it is carved from (always 0 for CPUs).
-    pub physical: usize,
-}
-
-impl DeviceSpec {
-    pub fn cpu(index: usize) -> Self {
-        DeviceSpec {
-            kind: DeviceKind::Cpu,
-            index,
-            physical: 0,
-        }
-    }
-
-    pub fn gpu(index: usize, physical: usize) -> Self {
-        DeviceSpec {
-            kind: DeviceKind::Gpu,
-            index,
-            physical,
-        }
-    }
-
-    /// `CPU:0`, the short name.
-    pub fn short_name(&self) -> String {
-        format!("{}:{}", self.kind.as_str(), self.index)
-    }
-
-    /// `/job:localhost/replica:0/task:0/device:CPU:0`, as TensorFlow prints it.
-    pub fn full_name(&self) -> String {
-        format!(
-            "/job:localhost/replica:0/task:0/device:{}",
-            self.short_name()
-        )
-    }
-}
 
 /// `n` logical CPU devices carved from the one physical CPU.
 pub fn logical_cpu_devices(n: usize) -> Vec<DeviceSpec> {

@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::allreduce::AllReduce;
 use super::model::{BatchSums, Dataset, FitControl, FitObserver, History};
 use super::pool::panic_message;
 use super::split::{epoch_batches, split_batch};
 use super::stats::FitStats;
 use super::strategy::{first_error, MirroredStrategy, ModelId};
 use super::{DistributeError, Result};
+use crate::device::AllReduce;
 use crate::device::{DTensor, Device, DeviceError};
 use crate::keras::Rows;
 

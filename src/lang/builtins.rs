@@ -13,7 +13,7 @@ use super::object::{Args, Object};
 use super::runtime::*;
 use super::value::{HashKey, Value};
 use super::vm::Vm;
-use crate::session::StreamName;
+use crate::cell::StreamName;
 
 pub struct Builtin {
     pub name: &'static str,

@@ -143,7 +143,7 @@ impl Vm<'_> {
                     let data = self.rich_of(v)?;
                     super::object::Ctx::emit(
                         self,
-                        crate::session::Output::DisplayData {
+                        crate::cell::Output::DisplayData {
                             data,
                             metadata: Default::default(),
                             display_id: None,

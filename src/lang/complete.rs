@@ -2,8 +2,8 @@
 //! (signature and doc of the name under the cursor). Cursors count code points.
 
 use super::vm::Vm;
+use crate::cell::Completion;
 use crate::display::MimeBundle;
-use crate::session::Completion;
 
 const KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "break", "class", "continue", "def", "del",

@@ -17,10 +17,10 @@ use super::parse::Tree;
 use super::traceback::error_info;
 use super::vm::{Core, Env, Vm};
 use super::ModuleLoader;
-use crate::display::MimeBundle;
-use crate::session::{
+use crate::cell::{
     Completion, ErrorInfo, ExecuteReply, ExecuteRequest, HistoryEntry, IsComplete, Output, Sink,
 };
+use crate::display::MimeBundle;
 
 pub struct Interpreter {
     pub core: Core,

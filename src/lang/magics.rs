@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::exc::{PyErr, PyResult};
 use super::value::Value;
 use super::vm::{Env, Vm};
-use crate::session::StreamName;
+use crate::cell::StreamName;
 
 /// Splits `%%name args\nbody` into the body and the magic.
 pub fn split_cell_magic(code: &str) -> (String, Option<(String, String)>) {
@@ -266,7 +266,7 @@ impl Vm<'_> {
     fn show(&mut self, v: Value) -> PyResult<()> {
         let data = self.rich_of(&v)?;
         self.flush();
-        self.sink.emit(crate::session::Output::ExecuteResult {
+        self.sink.emit(crate::cell::Output::ExecuteResult {
             execution_count: self.core.count,
             data,
             metadata: Default::default(),

@@ -13,7 +13,7 @@
 //! consumer). An endless generator stops after 2^20 values with a
 //! `NotImplementedError` that says so, instead of exhausting memory.
 //!
-//! [`Sink`]: crate::session::Sink
+//! [`Sink`]: crate::cell::Sink
 
 pub mod exc;
 pub mod native;
@@ -22,7 +22,6 @@ pub mod value;
 
 mod ast;
 mod attr;
-pub mod bench;
 mod builtins;
 mod builtins_more;
 mod builtins_obj;

@@ -6,8 +6,8 @@ use super::exc::{PyErr, PyResult};
 use super::object::Ctx;
 use super::value::Value;
 use super::vm::Vm;
+use crate::cell::{Output, StreamName};
 use crate::lang::{NativeFn, NativeModule};
-use crate::session::{Output, StreamName};
 
 const PROVIDED: &str =
     "tensorflow, numpy, matplotlib.pyplot, os, os.path, pathlib, math, time, sys, IPython.display";

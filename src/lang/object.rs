@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use super::exc::{PyErr, PyResult};
 use super::value::Value;
+use crate::cell::Output;
 use crate::display::MimeBundle;
-use crate::session::Output;
 
 /// Positional and keyword arguments of a call, in call order.
 #[derive(Debug, Clone, Default)]

@@ -4,7 +4,7 @@
 
 use ruff_python_parser::Mode;
 
-use crate::session::IsComplete;
+use crate::cell::IsComplete;
 
 /// The first bracket left open at the end of the code: its char, line, column and line text.
 fn unclosed(code: &str) -> Option<(char, usize, usize, String)> {

@@ -6,7 +6,7 @@
 
 use super::exc::{Frame, PyErr};
 use super::vm::Vm;
-use crate::session::ErrorInfo;
+use crate::cell::ErrorInfo;
 
 const RED: &str = "\u{1b}[0;31m";
 const GREEN: &str = "\u{1b}[0;32m";

@@ -17,8 +17,8 @@ use super::object::{Args, Ctx, State};
 use super::runtime::Frame;
 use super::value::Value;
 use super::ModuleLoader;
+use crate::cell::{HistoryEntry, Output, Sink, StreamName};
 use crate::display::MimeBundle;
-use crate::session::{HistoryEntry, Output, Sink, StreamName};
 
 pub type Globals = Rc<RefCell<IndexMap<Rc<str>, Value, FastHash>>>;
 

@@ -15,7 +15,8 @@ use tokio::sync::Notify;
 use super::history;
 use super::message::{Message, Parent, PROTOCOL_VERSION};
 use super::sink::{InputSlot, IopubSink, Outbox};
-use crate::session::{ErrorInfo, ExecuteReply, ExecuteRequest, IsComplete, Session};
+use crate::cell::{ErrorInfo, ExecuteReply, ExecuteRequest, IsComplete};
+use crate::session::Session;
 
 /// Everything the request handlers share: the session, the outgoing channels, and the
 /// signal that ends the kernel.

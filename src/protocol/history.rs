@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::session::HistoryEntry;
+use crate::cell::HistoryEntry;
 
 #[derive(Debug, Deserialize)]
 pub struct HistoryRequest {

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::message::{Message, Parent};
-use crate::session::{Output, Sink};
+use crate::cell::{Output, Sink};
 
 /// The sending side of every socket. Each channel feeds one task that owns the socket, so
 /// threads that are not on the runtime (the session thread) can send without blocking.

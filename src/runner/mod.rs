@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 pub use outputs::{source_text, valid_cell_id, CellOutputs, Displays};
 pub use terminal::TerminalSink;
 
-use crate::session::{CollectSink, ExecuteReply, ExecuteRequest, Session};
+use crate::cell::{CollectSink, ExecuteReply, ExecuteRequest};
+use crate::session::Session;
 
 /// How a run went wrong; the CLI prints it and exits non-zero.
 #[derive(Debug, thiserror::Error)]
@@ -183,14 +184,14 @@ pub fn run_notebook(
         let (count, failure) = match reply {
             Some(r) => (json!(r.execution_count), r.result.err()),
             None => {
-                let e = crate::session::ErrorInfo {
+                let e = crate::cell::ErrorInfo {
                     ename: "TimeoutError".into(),
                     evalue: "the cell did not finish within the timeout".into(),
                     traceback: vec![
                         "TimeoutError: the cell did not finish within the timeout".into()
                     ],
                 };
-                rec.apply(&crate::session::Output::Error(e.clone()));
+                rec.apply(&crate::cell::Output::Error(e.clone()));
                 (Value::Null, Some(e))
             }
         };

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::session::Output;
+use crate::cell::Output;
 
 /// Where each display id was shown: (cell index, output index) pairs.
 #[derive(Default)]

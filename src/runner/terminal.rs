@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use crate::cell::{Output, Sink, StreamName};
 use crate::display::MimeBundle;
-use crate::session::{Output, Sink, StreamName};
 
 #[derive(Default)]
 struct Live {

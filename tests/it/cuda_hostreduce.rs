@@ -5,8 +5,8 @@
 
 use mirror_kernel::device::cpu::CpuDevice;
 use mirror_kernel::device::cuda::HostStagedReduce;
+use mirror_kernel::device::AllReduce;
 use mirror_kernel::device::Device;
-use mirror_kernel::distribute::allreduce::AllReduce;
 
 #[test]
 fn sums_across_replicas() {

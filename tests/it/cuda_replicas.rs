@@ -7,8 +7,8 @@
 use mirror_kernel::device::cuda::{
     gpu_count, nccl_library, CudaDevice, HostStagedReduce, LocalGpuReduce, NcclAllReduce,
 };
+use mirror_kernel::device::AllReduce;
 use mirror_kernel::device::{Activation, DTensor, Device, LossKind, OptStep};
-use mirror_kernel::distribute::allreduce::AllReduce;
 
 const IN: usize = 6;
 const HID: usize = 16;

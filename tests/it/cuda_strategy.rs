@@ -10,8 +10,8 @@
 use crate::common::strategy as strategy_support;
 
 use mirror_kernel::device::cuda::gpu_count;
+use mirror_kernel::device::DeviceSpec;
 use mirror_kernel::distribute::strategy::logical_cpu_devices;
-use mirror_kernel::distribute::DeviceSpec;
 use strategy_support::{assert_same_training, train_on};
 
 fn gpus_or_skip(need: usize) -> bool {

@@ -7,10 +7,11 @@
 use crate::common::strategy as strategy_support;
 
 use mirror_kernel::device::cuda::gpu_count;
+use mirror_kernel::device::DeviceSpec;
 use mirror_kernel::distribute::strategy::{
     all_reduce_for, check_one_kind, device_factory, logical_cpu_devices,
 };
-use mirror_kernel::distribute::{DeviceSpec, DistributeError, MirroredStrategy};
+use mirror_kernel::distribute::{DistributeError, MirroredStrategy};
 use strategy_support::{assert_same_training, train_on};
 
 #[test]

@@ -4,8 +4,8 @@
 use crate::common::mock_ctx as support;
 
 use mirror_kernel::bindings::ipython::module;
+use mirror_kernel::cell::Output;
 use mirror_kernel::lang::{Ctx, Value};
-use mirror_kernel::session::Output;
 use support::MockCtx;
 
 #[test]

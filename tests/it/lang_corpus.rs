@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use mirror_kernel::session::{CollectSink, ExecuteRequest, Output, Session, StreamName};
+use mirror_kernel::cell::{CollectSink, ExecuteRequest, Output, StreamName};
+use mirror_kernel::session::Session;
 
 struct Seen {
     stdout: String,

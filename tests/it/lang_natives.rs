@@ -6,10 +6,10 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use mirror_kernel::cell::{CollectSink, ExecuteRequest, Output};
 use mirror_kernel::lang::{
     Args, Ctx, Interpreter, NativeClass, NativeFn, NativeModule, PyErr, PyResult, Value,
 };
-use mirror_kernel::session::{CollectSink, ExecuteRequest, Output};
 
 fn loader(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
     if name != "cbmod" {

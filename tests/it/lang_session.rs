@@ -6,9 +6,10 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mirror_kernel::session::{
-    CollectSink, ErrorInfo, ExecuteReply, ExecuteRequest, IsComplete, Output, Session, StreamName,
+use mirror_kernel::cell::{
+    CollectSink, ErrorInfo, ExecuteReply, ExecuteRequest, IsComplete, Output, StreamName,
 };
+use mirror_kernel::session::Session;
 
 fn request(code: &str) -> ExecuteRequest {
     ExecuteRequest {

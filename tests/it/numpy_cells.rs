@@ -2,7 +2,8 @@
 //! `np` binding), compared with what CPython and numpy 2 print for the same cells
 //! (tests/fixtures/numpy/cells.json, made by gen_cells.py in the same folder).
 
-use mirror_kernel::session::{CollectSink, ExecuteRequest, Output, Session};
+use mirror_kernel::cell::{CollectSink, ExecuteRequest, Output};
+use mirror_kernel::session::Session;
 
 fn run(session: &Session, code: &str) -> (String, Option<(String, String)>) {
     let sink = std::sync::Arc::new(CollectSink::default());

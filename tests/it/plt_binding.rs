@@ -6,8 +6,8 @@ use crate::common::mock_ctx as support;
 
 use base64::Engine;
 use mirror_kernel::bindings::plt::{flush_figures, module};
+use mirror_kernel::cell::Output;
 use mirror_kernel::lang::{Ctx, Value};
-use mirror_kernel::session::Output;
 use support::{floats, MockCtx};
 
 fn displayed_pngs(ctx: &mut MockCtx) -> Vec<(String, (u32, u32))> {

@@ -5,7 +5,8 @@
 
 use crate::common::cells as tf_common;
 
-use mirror_kernel::session::{Output, Session};
+use mirror_kernel::cell::Output;
+use mirror_kernel::session::Session;
 use tf_common::run;
 
 /// The figures a cell displayed, as their `text/plain` lines; each must carry a PNG.

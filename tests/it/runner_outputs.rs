@@ -1,9 +1,9 @@
 //! How cell output events become nbformat outputs, as Jupyter clients record them, and the
 //! shape of a notebook written by `run_notebook`.
 
+use mirror_kernel::cell::{ErrorInfo, Output, StreamName};
 use mirror_kernel::display::plain;
 use mirror_kernel::runner::{run_notebook, valid_cell_id, CellOutputs, Displays};
-use mirror_kernel::session::{ErrorInfo, Output, StreamName};
 use serde_json::{json, Value};
 
 fn record(cells: &mut Vec<Vec<Value>>, displays: &mut Displays, cell: usize, outs: &[Output]) {

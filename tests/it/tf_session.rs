@@ -5,7 +5,8 @@
 
 use crate::common::cells as tf_common;
 
-use mirror_kernel::session::{Output, Session};
+use mirror_kernel::cell::Output;
+use mirror_kernel::session::Session;
 use tf_common::{ok, run};
 
 const SPLIT_TWO: &str = "import tensorflow as tf\nimport numpy as np\n\

@@ -15,9 +15,9 @@ pub mod objects;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::cell::Output;
 use crate::display::plot::Figure;
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
-use crate::session::Output;
 
 use convert::{arg, kw, vector};
 use objects::{axes_value, figure_bundle, figure_value, AxesArray, FigData, FigHandle, FigureObj};
@@ -77,7 +77,7 @@ pub fn flush_figures(ctx: &mut dyn Ctx) {
                 display_id: None,
             }),
             Err(e) => ctx.emit(Output::Stream {
-                name: crate::session::StreamName::Stderr,
+                name: crate::cell::StreamName::Stderr,
                 text: format!("could not draw the figure: {e}\n"),
             }),
         }

@@ -91,7 +91,7 @@ pub fn engine_devices(ctx: &mut dyn Ctx) -> Vec<EngineDevice> {
 }
 
 /// The engine's description of one logical device.
-pub use crate::distribute::strategy::DeviceSpec as EngineDevice;
+pub use crate::device::DeviceSpec as EngineDevice;
 
 /// How many physical GPUs this process sees (for error messages).
 pub fn physical_gpu_count() -> usize {

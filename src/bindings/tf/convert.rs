@@ -1,15 +1,18 @@
-//! Conversions between language values and the arrays behind `tf.Tensor`: Python scalars
+//! Conversions between language values and the tensors behind `tf.Tensor`: Python scalars
 //! and nested lists (with TF's defaults: Python floats become float32, Python ints int32),
-//! numpy arrays, tensors and variables; TF's dtype objects to the tensor part's dtypes;
+//! numpy arrays, tensors and variables; TF's rule for the operands of one op (they take the
+//! dtype of the first tensor among them); TF's dtype objects to the tensor part's dtypes;
 //! and errors of array operations to TF's exception names. No arithmetic here.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::dtypes::DType as TfDType;
 use super::tensor::Tensor;
 use super::variable::{MirroredVariable, Variable};
 use super::TfError;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+use crate::ops;
 use crate::tensor::build::{from_nested, Nested};
 use crate::tensor::dtype::WeakScalar;
 use crate::tensor::{DType, NdArray, TensorError};
@@ -65,18 +68,98 @@ pub fn numpy_value(a: NdArray) -> Value {
     crate::bindings::numpy::convert::wrap(a)
 }
 
-/// The array a value already holds (tensor, variable, numpy), without conversion.
-pub fn held_array(v: &Value) -> Option<Rc<NdArray>> {
+/// The array a value already holds (tensor, variable, numpy), without conversion and
+/// unseen by tapes (data pipelines, Keras inputs, printing).
+pub fn held_array(v: &Value) -> Option<Arc<NdArray>> {
     if let Some(t) = v.downcast::<Tensor>() {
-        return Some(t.array.clone());
+        return Some(t.tensor.array().clone());
     }
+    if let Some(var) = variable_of(v) {
+        return Some(var.snapshot());
+    }
+    numpy_array(v).map(|a| Arc::new((*a).clone()))
+}
+
+/// The op-library variable behind a `tf.Variable`, or behind a `MirroredVariable` its
+/// first copy (what a cell outside `strategy.run` reads).
+pub fn variable_of(v: &Value) -> Option<ops::Variable> {
     if let Some(var) = v.downcast::<Variable>() {
-        return Some(Rc::new(var.read()));
+        return Some(var.var.clone());
     }
-    if let Some(m) = v.downcast::<MirroredVariable>() {
-        return m.primary().map(|p| Rc::new(p.read()));
+    v.downcast::<MirroredVariable>()
+        .and_then(|m| m.primary())
+        .map(|p| p.var.clone())
+}
+
+/// A value as an op-library tensor, as `tf.convert_to_tensor` makes it: a tensor is itself
+/// (the same identity, so a tape watching it sees this use), a variable is read through
+/// the execution context (so tapes watch it and record the read), anything else becomes a
+/// new constant (numpy arrays are not recorded, as in TF).
+pub fn tensor_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<ops::Tensor> {
+    if let Some(t) = v.downcast::<Tensor>() {
+        return Ok(t.tensor.clone());
     }
-    numpy_array(v)
+    if let Some(var) = variable_of(v) {
+        return Ok(super::eager::context(ctx).read(&var));
+    }
+    to_array(v, None, false, ctx).map(ops::Tensor::new)
+}
+
+/// Whether a value is a tensor or variable (an EagerTensor for TF's operand rule).
+fn is_tensor_like(v: &Value) -> bool {
+    v.downcast::<Tensor>().is_some() || variable_of(v).is_some()
+}
+
+/// Whether a Python value holds a float somewhere (it cannot become an integer tensor).
+fn has_float(v: &Value) -> bool {
+    match v {
+        Value::Float(_) => true,
+        Value::List(_) | Value::Tuple(_) => v.as_seq().unwrap_or_default().iter().any(has_float),
+        _ => false,
+    }
+}
+
+/// A value converted for an op whose operands share `dtype`: tensors and variables stay
+/// as they are (the op reports a dtype mismatch in TF's words), numpy arrays are cast,
+/// Python values take `dtype` unless they cannot (a float into an integer tensor), in
+/// which case they keep their default dtype and the op refuses them, as TF 2.21 does.
+pub fn tensor_as(v: &Value, dtype: DType, ctx: &mut dyn Ctx) -> PyResult<ops::Tensor> {
+    if is_tensor_like(v) {
+        return tensor_of(v, ctx);
+    }
+    if let Some(a) = numpy_array(v) {
+        return Ok(ops::Tensor::new(a.astype(dtype)));
+    }
+    let keeps_default = !dtype.is_float() && has_float(v);
+    let want = if keeps_default { None } else { Some(dtype) };
+    to_array(v, want, false, ctx).map(ops::Tensor::new)
+}
+
+/// TF's rule for the operands of one op (`args_to_matching_eager`): every operand
+/// converts to the dtype of the first tensor among them; without one, to the first
+/// operand's own default dtype.
+pub fn matching(values: &[&Value], ctx: &mut dyn Ctx) -> PyResult<Vec<ops::Tensor>> {
+    let held = values.iter().find_map(|v| {
+        if let Some(t) = v.downcast::<Tensor>() {
+            return Some(t.tensor.dtype());
+        }
+        variable_of(v).map(|var| var.dtype())
+    });
+    let mut out = Vec::with_capacity(values.len());
+    let dtype = match (held, values.first()) {
+        (Some(d), _) => d,
+        (None, Some(v)) => {
+            let t = tensor_of(v, ctx)?;
+            let d = t.dtype();
+            out.push(t);
+            d
+        }
+        (None, None) => return Ok(out),
+    };
+    for v in &values[out.len()..] {
+        out.push(tensor_as(v, dtype, ctx)?);
+    }
+    Ok(out)
 }
 
 fn nested(v: &Value, depth: usize, from_arrays: &mut bool) -> PyResult<Nested> {
@@ -174,7 +257,7 @@ pub fn to_array(
     })
 }
 
-/// A tensor value from an array.
+/// A new tensor value (a constant) from an array.
 pub fn tensor_value(a: NdArray) -> Value {
-    Value::native(Tensor { array: Rc::new(a) })
+    super::eager::wrap(ops::Tensor::new(a))
 }

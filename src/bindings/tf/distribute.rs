@@ -55,7 +55,7 @@ pub struct Strategy {
     pub devices: Vec<(&'static str, usize)>,
     /// The same devices as the engine makes replicas on (with the physical GPU each
     /// logical GPU is carved from), fixed when the strategy is made.
-    pub engine: Vec<crate::distribute::DeviceSpec>,
+    pub engine: Vec<crate::device::DeviceSpec>,
     /// The cross-device reduction the user asked for (`NcclAllReduce`, ...), for display.
     pub cross_device_ops: Option<String>,
     /// The engine's replicas, made when the first model is built under this strategy
@@ -72,7 +72,7 @@ impl Strategy {
     /// A strategy over `engine` devices (its replicas start when the first model is built).
     pub fn new(
         kind: StrategyKind,
-        engine: Vec<crate::distribute::DeviceSpec>,
+        engine: Vec<crate::device::DeviceSpec>,
         cross_device_ops: Option<String>,
     ) -> Strategy {
         Strategy {
@@ -215,7 +215,7 @@ pub fn current_or_default(ctx: &mut dyn Ctx) -> Value {
         .get_or_insert_with(|| {
             Value::native(Strategy::new(
                 StrategyKind::Default,
-                vec![crate::distribute::DeviceSpec::cpu(0)],
+                vec![crate::device::DeviceSpec::cpu(0)],
                 None,
             ))
         })
@@ -328,7 +328,7 @@ impl Object for Strategy {
             }
             "experimental_distribute_dataset" => {
                 bound::<Strategy>(this, "experimental_distribute_dataset", |s, _, a, _| {
-                    super::data_dist::distribute(s.num_replicas(), a)
+                    super::data::distribute::distribute(s.num_replicas(), a)
                 })
             }
             "experimental_distribute_values_from_function" => bound::<Strategy>(

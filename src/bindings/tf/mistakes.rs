@@ -7,8 +7,8 @@
 
 use super::distribute::{active_strategy, strategy_repr};
 use super::TfError;
+use crate::cell::{Output, StreamName};
 use crate::lang::{Ctx, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The strategy a model trains under, checked as Keras checks it. `created` is the
 /// strategy active when the model's variables were made, `compiled` the one active at

@@ -1,26 +1,36 @@
-//! The `tensorflow` module a cell imports (`import tensorflow as tf`): dtypes, `TensorShape`,
-//! `tf.config` (physical and logical devices) and `tf.distribute` (strategies, scopes,
-//! per-replica values). It converts language values to engine types and back and holds no
-//! numerics of its own: arrays come from the tensor part, training from the keras and
-//! distribute parts. Session-wide state (logical device layout, the active strategy scope)
-//! lives in [`TfState`] inside `ctx.state()`, never in globals, so `%reset` clears it.
+//! The `tensorflow` module a cell imports (`import tensorflow as tf`): tensors, variables
+//! and the eager ops on them, `tf.GradientTape`, dtypes, `TensorShape`, `tf.config`
+//! (physical and logical devices) and `tf.distribute` (strategies, scopes, per-replica
+//! values). It converts language values to engine types and back and holds no numerics of
+//! its own: every tf operation runs the op library (`crate::ops`) through one path
+//! (`eager.rs`), training comes from the keras and distribute parts. Session-wide state
+//! (the execution context with its active tapes, random seeds, logical device layout, the
+//! active strategy scope) lives in [`TfState`] inside `ctx.state()`, never in globals, so
+//! `%reset` clears it.
 //!
-//! Sub-files: `config.rs` (devices), `distribute.rs` (strategies and scopes), `values.rs`
-//! (PerReplica, ReduceOp, replica contexts), `dtypes.rs`, `shape.rs` (TensorShape).
+//! The parts: values (`tensor.rs`, `variable.rs`, `dtypes.rs`, `shape.rs` for TensorShape,
+//! `convert.rs` for TF's conversion rules between language values and tensors); the one
+//! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
+//! `tf.math`, `shape_ops.rs` for creation, shape and selection, `nn.rs` for `tf.nn`,
+//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); devices
+//! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
+//! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
+//! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
+//! `keras/` (`tf.keras`); `errors.rs` (`tf.errors`).
 
 pub mod config;
 pub mod convert;
 pub mod data;
-pub mod data_dist;
-pub mod data_elem;
-pub mod data_iter;
-pub mod data_ops;
 pub mod distribute;
 pub mod dtypes;
+pub mod eager;
+pub mod errors;
+pub mod gradient_tape;
 pub mod keras;
 pub mod mistakes;
+pub mod nn;
 pub mod ops;
-pub mod saving;
+pub mod random;
 pub mod shape;
 pub mod shape_ops;
 pub mod strategies;
@@ -41,8 +51,8 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
 pub const API_VERSION: &str = "2.16.1";
@@ -86,6 +96,10 @@ pub struct TfState {
     pub devices: config::DeviceState,
     pub dist: distribute::DistState,
     pub keras: keras::model::KerasState,
+    /// The execution context every eager op runs in, with the active gradient tapes.
+    pub eager: crate::ops::Eager,
+    pub random: random::RandomState,
+    pub tape_warnings: gradient_tape::TapeWarnings,
 }
 
 /// The module object. Each import builds a fresh namespace; everything that must survive
@@ -100,10 +114,14 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("data", data::module())
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
-    .with("errors", saving::errors_module(ctx))
+    .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
+    .with("random", random::module())
     .with("TensorShape", shape::class());
     for (name, v) in dtypes::all() {
+        m.set(name, v);
+    }
+    for (name, v) in gradient_tape::values() {
         m.set(name, v);
     }
     ops::register(&m);

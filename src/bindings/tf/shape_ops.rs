@@ -1,13 +1,16 @@
-//! The creation and shape functions of `tf`: `zeros`/`ones` (and `_like`), `fill`, `range`,
-//! `shape`, `reshape` (with TF's InvalidArgumentError text), `transpose`, `expand_dims`,
-//! `squeeze`, `concat`, `stack`, `identity`, `is_tensor`. Conversion and arithmetic are
-//! the tensor part's; these functions only read arguments and wrap results.
+//! The creation, shape and selection functions of `tf`: `zeros`/`ones` (and `_like`),
+//! `fill`, `range`, `shape`, `reshape`, `transpose`, `expand_dims`, `squeeze`,
+//! `broadcast_to`, `concat`, `stack`, `unstack`, `split`, `slice`, `strided_slice`,
+//! `gather`, `one_hot`, `where`, `identity`, `stop_gradient`, `is_tensor`. Constants are
+//! made here (as TF makes them, outside any tape); everything computed from a tensor runs
+//! the op library through the session's execution context (`eager.rs`).
 
-use super::convert::{dtype_arg, tensor_err, tensor_value, to_array};
-use super::ops::{arg, axes_arg, matmul_arrays, shape_dims};
-use super::tensor::tensor_arg;
-use super::{func, given};
+use super::convert::{dtype_arg, matching, tensor_of, to_array};
+use super::eager::{apply, apply_many};
+use super::ops::{arg, axes_arg, shape_dims};
+use super::{func, given, TfError};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyResult, Value};
+use crate::ops::{self, SliceItem, SplitSizes};
 use crate::tensor::{DType, NdArray};
 
 type R = PyResult<Value>;
@@ -21,20 +24,29 @@ fn filled(name: &'static str, v: f64) -> Value {
             let dims = shape_dims(arg(&s, 0), ctx)?;
             let dt = dtype_arg(s[1].as_ref(), ctx)?.unwrap_or(DType::F32);
             NdArray::full(&dims, v, dt)
-                .map(tensor_value)
-                .map_err(tensor_err)
+                .map(super::convert::tensor_value)
+                .map_err(super::convert::tensor_err)
         },
     )
 }
 
-fn filled_like(name: &'static str, v: f64) -> Value {
+fn filled_like(name: &'static str, ones: bool) -> Value {
     NativeFn::value(name, "f(input, dtype=None, name=None)", move |args, ctx| {
         let s = args.bind(name, &["input", "dtype", "name"], 1)?;
-        let a = tensor_arg(arg(&s, 0), ctx)?;
-        let dt = dtype_arg(s[1].as_ref(), ctx)?.unwrap_or(a.dtype());
-        NdArray::full(a.shape(), v, dt)
-            .map(tensor_value)
-            .map_err(tensor_err)
+        let t = tensor_of(arg(&s, 0), ctx)?;
+        let dt = dtype_arg(s[1].as_ref(), ctx)?.unwrap_or(t.dtype());
+        apply(ctx, |e| {
+            let like = if ones {
+                ops::ones_like(e, &t)?
+            } else {
+                ops::zeros_like(e, &t)?
+            };
+            if dt == t.dtype() {
+                Ok(like)
+            } else {
+                ops::cast(e, &like, dt)
+            }
+        })
     })
 }
 
@@ -44,8 +56,8 @@ fn fill(args: &Args, ctx: &mut dyn Ctx) -> R {
     let v = to_array(arg(&s, 1), None, false, ctx)?;
     let x = v.scalar_at(0).map_or(0.0, |x| x.as_f64());
     NdArray::full(&dims, x, v.dtype())
-        .map(tensor_value)
-        .map_err(tensor_err)
+        .map(super::convert::tensor_value)
+        .map_err(super::convert::tensor_err)
 }
 
 fn range(args: &Args, ctx: &mut dyn Ctx) -> R {
@@ -61,110 +73,229 @@ fn range(args: &Args, ctx: &mut dyn Ctx) -> R {
     let dt =
         dtype_arg(s[3].as_ref(), ctx)?.unwrap_or(if all_int { DType::I32 } else { DType::F32 });
     crate::tensor::build::arange(start.as_float()?, limit.as_float()?, delta.as_float()?, dt)
-        .map(tensor_value)
-        .map_err(tensor_err)
+        .map(super::convert::tensor_value)
+        .map_err(super::convert::tensor_err)
 }
 
 fn shape_of(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("shape", &["input", "out_type", "name"], 1)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
+    let a = super::convert::held_array(arg(&s, 0)).map_or_else(
+        || to_array(arg(&s, 0), None, false, ctx).map(std::sync::Arc::new),
+        Ok,
+    )?;
     let dims: Vec<i32> = a.shape().iter().map(|d| *d as i32).collect();
     let dt = dtype_arg(s[1].as_ref(), ctx)?.unwrap_or(DType::I32);
     NdArray::from_i32(&[dims.len()], dims)
-        .map(|x| tensor_value(x.astype(dt)))
-        .map_err(tensor_err)
+        .map(|x| super::convert::tensor_value(x.astype(dt)))
+        .map_err(super::convert::tensor_err)
 }
 
 fn reshape(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("reshape", &["tensor", "shape", "name"], 2)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
     let dims = axes_arg(s[1].as_ref(), ctx)?.unwrap_or_default();
-    a.reshape(&dims).map(tensor_value).map_err(|_| {
-        crate::lang::PyErr::new(
-            "InvalidArgumentError",
-            format!(
-                "{{{{function_node __wrapped__Reshape_device_/job:localhost/replica:0/task:0/device:CPU:0}}}} \
-                 Input to reshape is a tensor with {} values, but the requested shape has {} [Op:Reshape]",
-                a.size(),
-                dims.iter().product::<i64>()
-            ),
+    apply(ctx, |e| {
+        e.execute1(
+            ops::Op::Shape(ops::ShapeOp::Reshape { shape: dims }),
+            std::slice::from_ref(&t),
         )
     })
 }
 
 fn transpose(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("transpose", &["a", "perm", "conjugate", "name"], 1)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
-    let perm = axes_arg(s[1].as_ref(), ctx)?;
-    a.transpose(perm.as_deref())
-        .map(tensor_value)
-        .map_err(tensor_err)
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let perm =
+        axes_arg(s[1].as_ref(), ctx)?.unwrap_or_else(|| (0..t.ndim() as i64).rev().collect());
+    apply(ctx, |e| ops::transpose(e, &t, &perm))
 }
 
 fn expand_dims(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("expand_dims", &["input", "axis", "name"], 2)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
-    a.expand_dims(arg(&s, 1).as_int()?)
-        .map(tensor_value)
-        .map_err(tensor_err)
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let axis = arg(&s, 1).as_int()?;
+    apply(ctx, |e| ops::expand_dims(e, &t, axis))
 }
 
 fn squeeze(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("squeeze", &["input", "axis", "name"], 1)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
-    let axis = given(&s[1]).map(|v| v.as_int()).transpose()?;
-    a.squeeze(axis).map(tensor_value).map_err(tensor_err)
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let axes = axes_arg(s[1].as_ref(), ctx)?.unwrap_or_default();
+    apply(ctx, |e| ops::squeeze(e, &t, &axes))
 }
 
-fn arrays_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<NdArray>> {
+fn broadcast_to(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("broadcast_to", &["input", "shape", "name"], 2)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let dims = shape_dims(arg(&s, 1), ctx)?;
+    apply(ctx, |e| {
+        e.execute1(
+            ops::Op::Shape(ops::ShapeOp::BroadcastTo { shape: dims }),
+            std::slice::from_ref(&t),
+        )
+    })
+}
+
+/// The tensors of a list argument, converted as one op's operands.
+fn tensors_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<ops::Tensor>> {
     let items = match v.as_seq() {
         Some(i) => i,
         None => ctx.iterate(v)?,
     };
-    items
-        .iter()
-        .map(|x| tensor_arg(x, ctx).map(|a| (*a).clone()))
-        .collect()
+    let refs: Vec<&Value> = items.iter().collect();
+    matching(&refs, ctx)
 }
 
 fn concat(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("concat", &["values", "axis", "name"], 2)?;
-    let arrays = arrays_of(arg(&s, 0), ctx)?;
-    crate::tensor::build::concatenate(&arrays, arg(&s, 1).as_int()?)
-        .map(tensor_value)
-        .map_err(tensor_err)
+    let ts = tensors_of(arg(&s, 0), ctx)?;
+    let axis = arg(&s, 1).as_int()?;
+    apply(ctx, |e| ops::concat(e, &ts, axis))
 }
 
 fn stack(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("stack", &["values", "axis", "name"], 1)?;
-    let arrays = arrays_of(arg(&s, 0), ctx)?;
+    let ts = tensors_of(arg(&s, 0), ctx)?;
     let axis = given(&s[1]).map_or(Ok(0), |v| v.as_int())?;
-    crate::tensor::build::stack(&arrays, axis)
-        .map(tensor_value)
-        .map_err(tensor_err)
+    apply(ctx, |e| ops::stack(e, &ts, axis))
 }
 
-pub(crate) fn matmul(args: &Args, ctx: &mut dyn Ctx) -> R {
-    let s = args.bind("matmul", &["a", "b", "transpose_a", "transpose_b"], 2)?;
-    let a = tensor_arg(arg(&s, 0), ctx)?;
-    let b = tensor_arg(arg(&s, 1), ctx)?;
-    let ta = given(&s[2]).map_or(Ok(false), |v| v.as_bool_strict())?;
-    let tb = given(&s[3]).map_or(Ok(false), |v| v.as_bool_strict())?;
-    matmul_arrays(&a, &b, ta, tb)
+fn unstack(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("unstack", &["value", "num", "axis", "name"], 1)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let axis = given(&s[2]).map_or(Ok(0), |v| v.as_int())?;
+    apply_many(ctx, |e| ops::unstack(e, &t, axis))
+}
+
+fn split(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind(
+        "split",
+        &["value", "num_or_size_splits", "axis", "num", "name"],
+        2,
+    )?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let sizes = match arg(&s, 1) {
+        Value::Int(n) => SplitSizes::Even(usize::try_from(*n).map_err(|_| {
+            TfError::Value(format!("num_or_size_splits must be positive, got {n}"))
+        })?),
+        other => SplitSizes::Sizes(axes_arg(Some(other), ctx)?.unwrap_or_default()),
+    };
+    let axis = given(&s[2]).map_or(Ok(0), |v| v.as_int())?;
+    apply_many(ctx, |e| ops::split(e, &t, axis, sizes))
+}
+
+fn slice(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("slice", &["input_", "begin", "size", "name"], 3)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let begin = axes_arg(s[1].as_ref(), ctx)?.unwrap_or_default();
+    let size = axes_arg(s[2].as_ref(), ctx)?.unwrap_or_default();
+    apply(ctx, |e| ops::slice(e, &t, &begin, &size))
+}
+
+fn strided_slice(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind(
+        "strided_slice",
+        &["input_", "begin", "end", "strides", "name"],
+        3,
+    )?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let begin = axes_arg(s[1].as_ref(), ctx)?.unwrap_or_default();
+    let end = axes_arg(s[2].as_ref(), ctx)?.unwrap_or_default();
+    let strides = axes_arg(s[3].as_ref(), ctx)?.unwrap_or_else(|| vec![1; begin.len()]);
+    if begin.len() != end.len() || begin.len() != strides.len() {
+        return Err(
+            TfError::Value("begin, end and strides must have the same length".into()).into(),
+        );
+    }
+    let spec: Vec<SliceItem> = (0..begin.len())
+        .map(|i| SliceItem::Range(Some(begin[i]), Some(end[i]), Some(strides[i])))
+        .collect();
+    apply(ctx, |e| ops::strided_slice(e, &t, &spec))
+}
+
+fn gather(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind(
+        "gather",
+        &[
+            "params",
+            "indices",
+            "validate_indices",
+            "axis",
+            "batch_dims",
+            "name",
+        ],
+        2,
+    )?;
+    let params = tensor_of(arg(&s, 0), ctx)?;
+    let indices = tensor_of(arg(&s, 1), ctx)?;
+    let axis = given(&s[3]).map_or(Ok(0), |v| v.as_int())?;
+    if given(&s[4]).is_some_and(|v| !matches!(v, Value::Int(0))) {
+        return Err(TfError::NotImplemented(
+            "tf.gather with batch_dims other than 0 is not supported here".into(),
+        )
+        .into());
+    }
+    apply(ctx, |e| ops::gather(e, &params, &indices, axis))
+}
+
+fn one_hot(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind(
+        "one_hot",
+        &[
+            "indices",
+            "depth",
+            "on_value",
+            "off_value",
+            "axis",
+            "dtype",
+            "name",
+        ],
+        2,
+    )?;
+    let indices = tensor_of(arg(&s, 0), ctx)?;
+    let depth = usize::try_from(arg(&s, 1).as_int()?).unwrap_or(0);
+    let on = given(&s[2]).map_or(Ok(1.0), |v| v.as_float())?;
+    let off = given(&s[3]).map_or(Ok(0.0), |v| v.as_float())?;
+    let axis = given(&s[4]).map_or(Ok(-1), |v| v.as_int())?;
+    let dtype = dtype_arg(s[5].as_ref(), ctx)?.unwrap_or(DType::F32);
+    apply(ctx, |e| {
+        ops::one_hot(e, &indices, depth, on, off, axis, dtype)
+    })
+}
+
+fn where_(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("where", &["condition", "x", "y", "name"], 1)?;
+    let c = tensor_of(arg(&s, 0), ctx)?;
+    match (given(&s[1]), given(&s[2])) {
+        (Some(x), Some(y)) => {
+            let t = matching(&[x, y], ctx)?;
+            apply(ctx, |e| ops::select(e, &c, &t[0], &t[1]))
+        }
+        (None, None) => apply(ctx, |e| {
+            e.execute1(
+                ops::Op::Index(ops::IndexOp::Where),
+                std::slice::from_ref(&c),
+            )
+        }),
+        _ => Err(TfError::Value("x and y must both be non-None or both be None.".into()).into()),
+    }
 }
 
 fn identity(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("identity", &["input", "name"], 1)?;
-    Ok(tensor_value((*tensor_arg(arg(&s, 0), ctx)?).clone()))
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    apply(ctx, |e| ops::identity(e, &t))
+}
+
+fn stop_gradient(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("stop_gradient", &["input", "name"], 1)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    apply(ctx, |e| ops::stop_gradient(e, &t))
 }
 
 fn is_tensor(args: &Args, _ctx: &mut dyn Ctx) -> R {
     let s = args.bind("is_tensor", &["x"], 1)?;
-    let v = arg(&s, 0);
-    Ok(Value::Bool(
-        v.downcast::<super::tensor::Tensor>().is_some()
-            || v.downcast::<super::variable::Variable>().is_some(),
-    ))
+    Ok(Value::Bool(super::tensor::is_tensor(arg(&s, 0))))
 }
 
 /// Adds these functions to `tf`.
@@ -212,6 +343,14 @@ pub fn register(tf: &NativeModule) {
             func("squeeze", "squeeze(input, axis=None, name=None)", squeeze),
         ),
         (
+            "broadcast_to",
+            func(
+                "broadcast_to",
+                "broadcast_to(input, shape, name=None)",
+                broadcast_to,
+            ),
+        ),
+        (
             "concat",
             func("concat", "concat(values, axis, name='concat')", concat),
         ),
@@ -220,22 +359,70 @@ pub fn register(tf: &NativeModule) {
             func("stack", "stack(values, axis=0, name='stack')", stack),
         ),
         (
+            "unstack",
+            func(
+                "unstack",
+                "unstack(value, num=None, axis=0, name='unstack')",
+                unstack,
+            ),
+        ),
+        (
+            "split",
+            func(
+                "split",
+                "split(value, num_or_size_splits, axis=0, num=None, name='split')",
+                split,
+            ),
+        ),
+        (
+            "slice",
+            func("slice", "slice(input_, begin, size, name=None)", slice),
+        ),
+        (
+            "strided_slice",
+            func(
+                "strided_slice",
+                "strided_slice(input_, begin, end, strides=None, name=None)",
+                strided_slice,
+            ),
+        ),
+        (
+            "gather",
+            func(
+                "gather",
+                "gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None)",
+                gather,
+            ),
+        ),
+        (
+            "one_hot",
+            func(
+                "one_hot",
+                "one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None)",
+                one_hot,
+            ),
+        ),
+        (
+            "where",
+            func("where", "where(condition, x=None, y=None, name=None)", where_),
+        ),
+        (
             "identity",
             func("identity", "identity(input, name=None)", identity),
         ),
-        ("is_tensor", func("is_tensor", "is_tensor(x)", is_tensor)),
         (
-            "Variable",
+            "stop_gradient",
             func(
-                "Variable",
-                "Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None)",
-                super::variable::variable_ctor,
+                "stop_gradient",
+                "stop_gradient(input, name=None)",
+                stop_gradient,
             ),
         ),
+        ("is_tensor", func("is_tensor", "is_tensor(x)", is_tensor)),
         ("zeros", filled("zeros", 0.0)),
         ("ones", filled("ones", 1.0)),
-        ("zeros_like", filled_like("zeros_like", 0.0)),
-        ("ones_like", filled_like("ones_like", 1.0)),
+        ("zeros_like", filled_like("zeros_like", false)),
+        ("ones_like", filled_like("ones_like", true)),
     ] {
         tf.set(n, f);
     }

@@ -13,7 +13,7 @@ use super::distribute::{
 };
 use super::values::ReduceOpEnum;
 use super::{address_of, given, print_line, TfError, TfState};
-use crate::distribute::DeviceKind;
+use crate::device::DeviceKind;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 
 /// A device string as users write it (`/cpu:0`, `GPU:1`, `/device:CPU:0`, or TF's full

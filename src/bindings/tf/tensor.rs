@@ -1,34 +1,24 @@
-//! `tf.Tensor` (TF's EagerTensor): an immutable array with TF's printing (`tf.Tensor(...,
-//! shape=..., dtype=...)` as str, `<tf.Tensor: shape=..., dtype=..., numpy=...>` as repr),
-//! `.numpy()`, `.shape` as a `TensorShape`, indexing and iteration over the first axis, and
-//! operators with tensors, numpy arrays and Python numbers under TF's dtype rules (no
-//! silent promotion between tensors of different dtypes). Arithmetic is the tensor part's.
+//! `tf.Tensor` (TF's EagerTensor): an op-library tensor (a value with an identity) with
+//! TF's printing (`tf.Tensor(..., shape=..., dtype=...)` as str, `<tf.Tensor: shape=...,
+//! dtype=..., numpy=...>` as repr), `.numpy()`, `.shape` as a `TensorShape`, indexing and
+//! iteration over the first axis, and the operators. Operators, indexing and iteration run
+//! ops of the op library through the session's execution context (`eager.rs`), so a
+//! gradient tape records them; operands convert by TF's rules (`convert.rs`).
 
 use std::any::Any;
-use std::rc::Rc;
 
-use super::convert::{held_array, numpy_value, tensor_err, tensor_value, tf_dtype, to_array};
+use super::convert::{numpy_value, tensor_as, tensor_of, tf_dtype, variable_of};
+use super::eager::{apply, run, wrap};
 use super::shape::TensorShape;
 use super::{bound, ListIter, TfError};
 use crate::bindings::numpy::convert::python_scalar;
 use crate::lang::{BinOp, CmpOp, Ctx, Object, PyErr, PyResult, UnaryOp, Value};
-use crate::tensor::dtype::WeakScalar;
-use crate::tensor::math::unary;
-use crate::tensor::ops::{binary, Operand};
-use crate::tensor::{repr_array, str_array, BinaryOp, DType, NdArray, UnaryFn};
+use crate::ops::{self, Binary, Eager, OpResult, SliceItem, Unary};
+use crate::tensor::{repr_array, str_array, DType, NdArray};
 
 /// An eager tensor.
 pub struct Tensor {
-    pub array: Rc<NdArray>,
-}
-
-/// TF's own name of a dtype in kernel error messages (`float`, `double`, `int32`).
-pub fn kernel_dtype_name(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        other => other.name(),
-    }
+    pub tensor: ops::Tensor,
 }
 
 /// The text TF shows for an array inside a tensor's str/repr: numpy's str (or repr), a
@@ -50,163 +40,111 @@ pub fn shape_text(a: &NdArray) -> String {
     crate::tensor::shape_str(a.shape())
 }
 
-/// TF's kernel name for an operator, used in its `InvalidArgumentError` messages.
-fn op_name(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Add => "AddV2",
-        BinaryOp::Sub => "Sub",
-        BinaryOp::Mul => "Mul",
-        BinaryOp::Div => "RealDiv",
-        BinaryOp::FloorDiv => "FloorDiv",
-        BinaryOp::Mod => "FloorMod",
-        BinaryOp::Pow => "Pow",
-        BinaryOp::Maximum => "Maximum",
-        BinaryOp::Minimum => "Minimum",
-        BinaryOp::Eq => "Equal",
-        BinaryOp::Ne => "NotEqual",
-        BinaryOp::Lt => "Less",
-        BinaryOp::Le => "LessEqual",
-        BinaryOp::Gt => "Greater",
-        BinaryOp::Ge => "GreaterEqual",
-        BinaryOp::And => "BitwiseAnd",
-        BinaryOp::Or => "BitwiseOr",
-        BinaryOp::Xor => "BitwiseXor",
+/// Whether a value can be the other operand of a tensor operator.
+fn is_operand(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::List(_) | Value::Tuple(_)
+    ) || super::convert::held_array(v).is_some()
+}
+
+/// TF's `truediv`: integers are divided as floats (int32 and int64 as float64, narrower
+/// ones as float32), floats directly.
+pub fn true_divide(e: &mut Eager, a: &ops::Tensor, b: &ops::Tensor) -> OpResult<ops::Tensor> {
+    let to = match a.dtype() {
+        DType::I32 | DType::I64 => Some(DType::F64),
+        DType::U8 => Some(DType::F32),
+        _ => None,
+    };
+    match to {
+        Some(d) if a.dtype() == b.dtype() => {
+            let (x, y) = (ops::cast(e, a, d)?, ops::cast(e, b, d)?);
+            ops::div(e, &x, &y)
+        }
+        _ => ops::div(e, a, b),
     }
 }
 
-/// The other operand of a tensor operator, converted as TF converts it: Python numbers
-/// take the tensor's dtype (a float into an integer tensor is a `TypeError`), lists are
-/// converted to the tensor's dtype, arrays and tensors must already have it.
-pub enum Other {
-    Weak(WeakScalar),
-    Arr(Rc<NdArray>),
+/// `a op b` on two converted operands, as TF's operator overloads compute it.
+fn operator(
+    e: &mut Eager,
+    op: BinOp,
+    a: &ops::Tensor,
+    b: &ops::Tensor,
+) -> OpResult<Option<ops::Tensor>> {
+    let boolean = a.dtype() == DType::Bool;
+    let binary = |e: &mut Eager, op| ops::binary(e, op, a, b).map(Some);
+    match op {
+        BinOp::Add => binary(e, Binary::Add),
+        BinOp::Sub => binary(e, Binary::Sub),
+        BinOp::Mul => binary(e, Binary::Mul),
+        BinOp::Div => true_divide(e, a, b).map(Some),
+        BinOp::FloorDiv => binary(e, Binary::FloorDiv),
+        BinOp::Mod => binary(e, Binary::FloorMod),
+        BinOp::Pow => binary(e, Binary::Pow),
+        BinOp::MatMul => ops::matmul(e, a, b, false, false).map(Some),
+        BinOp::BitAnd if boolean => binary(e, Binary::LogicalAnd),
+        BinOp::BitOr if boolean => binary(e, Binary::LogicalOr),
+        BinOp::BitXor if boolean => {
+            // TF's logical_xor: (a or b) and not (a and b).
+            let or = ops::binary(e, Binary::LogicalOr, a, b)?;
+            let and = ops::binary(e, Binary::LogicalAnd, a, b)?;
+            let nand = ops::unary(e, Unary::LogicalNot, &and)?;
+            ops::binary(e, Binary::LogicalAnd, &or, &nand).map(Some)
+        }
+        BinOp::BitAnd => binary(e, Binary::BitwiseAnd),
+        BinOp::BitOr => binary(e, Binary::BitwiseOr),
+        BinOp::BitXor => binary(e, Binary::BitwiseXor),
+        BinOp::LShift | BinOp::RShift => Ok(None),
+    }
 }
 
-pub fn other_operand(
-    mine: DType,
-    v: &Value,
-    op: BinaryOp,
-    ctx: &mut dyn Ctx,
-) -> PyResult<Option<Other>> {
-    Ok(Some(match v {
-        Value::Float(x) if !mine.is_float() => {
-            return Err(TfError::Type(format!(
-                "Cannot convert {} to EagerTensor of dtype {}",
-                super::py_float_repr(*x),
-                mine.name()
-            ))
-            .into())
-        }
-        Value::Bool(b) => Other::Weak(WeakScalar::Bool(*b)),
-        Value::Int(i) => Other::Weak(WeakScalar::Int(*i)),
-        Value::Float(x) => Other::Weak(WeakScalar::Float(*x)),
-        Value::List(_) | Value::Tuple(_) => {
-            Other::Arr(Rc::new(to_array(v, Some(mine), false, ctx)?))
-        }
-        other => match held_array(other) {
-            Some(a) if a.dtype() == mine => Other::Arr(a),
-            Some(a) => {
-                let name = op_name(op);
-                return Err(PyErr::new(
-                    "InvalidArgumentError",
-                    format!(
-                        "cannot compute {name} as input #1(zero-based) was expected to be a {} \
-                         tensor but is a {} tensor [Op:{name}] name: \nHint: cast one side \
-                         with tf.cast(x, tf.{}) so both have the same dtype.",
-                        kernel_dtype_name(mine),
-                        kernel_dtype_name(a.dtype()),
-                        mine.name()
-                    ),
-                ));
-            }
-            None => return Ok(None),
-        },
-    }))
-}
-
-/// `a op b` for a tensor `a` (reflected: `b op a`), as a new tensor.
+/// The operator protocol shared by tensors and variables: `mine op other` (or, reflected,
+/// `other op mine`), with `other` converted to `mine`'s dtype by TF's rules.
 pub fn tensor_binop(
-    a: &Rc<NdArray>,
-    op: BinaryOp,
-    other: &Value,
-    reflected: bool,
-    ctx: &mut dyn Ctx,
-) -> PyResult<Option<Value>> {
-    let Some(o) = other_operand(a.dtype(), other, op, ctx)? else {
-        return Ok(None);
-    };
-    let mine = Operand::Arr(a);
-    let theirs = match &o {
-        Other::Weak(w) => Operand::Weak(*w),
-        Other::Arr(x) => Operand::Arr(x),
-    };
-    let (l, r) = if reflected {
-        (theirs, mine)
-    } else {
-        (mine, theirs)
-    };
-    let out = binary(l, r, op).map_err(tensor_err)?;
-    Ok(Some(tensor_value(out)))
-}
-
-fn map_binop(op: BinOp) -> Option<BinaryOp> {
-    Some(match op {
-        BinOp::Add => BinaryOp::Add,
-        BinOp::Sub => BinaryOp::Sub,
-        BinOp::Mul => BinaryOp::Mul,
-        BinOp::Div => BinaryOp::Div,
-        BinOp::FloorDiv => BinaryOp::FloorDiv,
-        BinOp::Mod => BinaryOp::Mod,
-        BinOp::Pow => BinaryOp::Pow,
-        BinOp::BitAnd => BinaryOp::And,
-        BinOp::BitOr => BinaryOp::Or,
-        BinOp::BitXor => BinaryOp::Xor,
-        _ => return None,
-    })
-}
-
-/// The operator protocol shared by tensors and variables.
-pub fn array_binop(
-    a: &Rc<NdArray>,
+    mine: ops::Tensor,
     op: BinOp,
     other: &Value,
     reflected: bool,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Option<Value>> {
-    if op == BinOp::MatMul {
-        let Some(b) = held_array(other).or_else(|| {
-            to_array(other, Some(a.dtype()), false, ctx)
-                .ok()
-                .map(Rc::new)
-        }) else {
-            return Ok(None);
-        };
-        let (l, r) = if reflected { (&b, a) } else { (a, &b) };
-        return super::ops::matmul_arrays(l, r, false, false).map(Some);
+    if !is_operand(other) {
+        return Ok(None);
     }
-    match map_binop(op) {
-        Some(bop) => tensor_binop(a, bop, other, reflected, ctx),
-        None => Ok(None),
-    }
+    let theirs = tensor_as(other, mine.dtype(), ctx)?;
+    let (a, b) = if reflected {
+        (theirs, mine)
+    } else {
+        (mine, theirs)
+    };
+    Ok(run(ctx, |e| operator(e, op, &a, &b))?.map(wrap))
 }
 
-pub fn array_compare(
-    a: &Rc<NdArray>,
+pub fn tensor_compare(
+    mine: ops::Tensor,
     op: CmpOp,
     other: &Value,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Option<Value>> {
     let bop = match op {
-        CmpOp::Eq => BinaryOp::Eq,
-        CmpOp::Ne => BinaryOp::Ne,
-        CmpOp::Lt => BinaryOp::Lt,
-        CmpOp::Le => BinaryOp::Le,
-        CmpOp::Gt => BinaryOp::Gt,
-        CmpOp::Ge => BinaryOp::Ge,
+        CmpOp::Eq => Binary::Equal,
+        CmpOp::Ne => Binary::NotEqual,
+        CmpOp::Lt => Binary::Less,
+        CmpOp::Le => Binary::LessEqual,
+        CmpOp::Gt => Binary::Greater,
+        CmpOp::Ge => Binary::GreaterEqual,
     };
-    match tensor_binop(a, bop, other, false, ctx) {
-        // TF answers `==` with False (and `!=` with True) when the other side cannot be a
-        // tensor of this dtype; ordering comparisons raise.
+    let out = if is_operand(other) {
+        match tensor_as(other, mine.dtype(), ctx) {
+            Ok(theirs) => run(ctx, |e| ops::binary(e, bop, &mine, &theirs)).map(|t| Some(wrap(t))),
+            Err(err) => Err(err),
+        }
+    } else {
+        Ok(None)
+    };
+    match out {
+        // TF answers `==` with False (and `!=` with True) when the other side cannot be
+        // compared with this tensor; ordering comparisons raise.
         Err(_) | Ok(None) if matches!(op, CmpOp::Eq | CmpOp::Ne) => {
             Ok(Some(Value::Bool(op == CmpOp::Ne)))
         }
@@ -214,13 +152,15 @@ pub fn array_compare(
     }
 }
 
-pub fn array_unary(a: &NdArray, op: UnaryOp) -> PyResult<Value> {
-    let out = match op {
-        UnaryOp::Neg => unary(a, UnaryFn::Neg),
-        UnaryOp::Pos => Ok(a.clone()),
-        UnaryOp::Invert => unary(a, UnaryFn::Invert),
-    };
-    out.map(tensor_value).map_err(tensor_err)
+pub fn tensor_unary(t: ops::Tensor, op: UnaryOp, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    match op {
+        UnaryOp::Pos => Ok(wrap(t)),
+        UnaryOp::Neg => apply(ctx, |e| ops::neg(e, &t)),
+        UnaryOp::Invert if t.dtype() == DType::Bool => {
+            apply(ctx, |e| ops::unary(e, Unary::LogicalNot, &t))
+        }
+        UnaryOp::Invert => apply(ctx, |e| ops::unary(e, Unary::Invert, &t)),
+    }
 }
 
 pub fn array_truthy(a: &NdArray) -> PyResult<Option<bool>> {
@@ -237,24 +177,115 @@ pub fn array_truthy(a: &NdArray) -> PyResult<Option<bool>> {
     Ok(a.scalar_at(0).map(|s| s.as_f64() != 0.0))
 }
 
-/// `t[key]` through numpy's indexing rules.
-pub fn array_getitem(a: &NdArray, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let items = crate::bindings::numpy::convert::index_items(key, ctx)?;
-    a.get(&items).map(tensor_value).map_err(tensor_err)
+fn opt_int(v: Value, ctx: &mut dyn Ctx) -> PyResult<Option<i64>> {
+    match v {
+        Value::None => Ok(None),
+        other => index_int(&other, ctx).map(Some),
+    }
 }
 
-pub fn array_iter(a: &NdArray) -> PyResult<Value> {
-    if a.ndim() == 0 {
-        return Err(PyErr::type_error("Cannot iterate over a scalar tensor."));
+/// An integer index: a Python int, or a scalar integer tensor or numpy integer.
+fn index_int(v: &Value, ctx: &mut dyn Ctx) -> PyResult<i64> {
+    if let Value::Int(i) = v {
+        return Ok(*i);
     }
-    let mut rows = Vec::with_capacity(a.shape()[0]);
-    for i in 0..a.shape()[0] {
-        rows.push(tensor_value(a.row(i).map_err(tensor_err)?));
+    match super::convert::held_array(v) {
+        Some(a) if a.ndim() == 0 && a.dtype().is_int() => {
+            Ok(a.scalar_at(0).map_or(0, |s| s.as_i64()))
+        }
+        _ => {
+            let shown = ctx.repr(v)?;
+            Err(PyErr::type_error(format!(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and \
+                 scalar tf.int32/tf.int64 tensors are valid indices, got {shown}"
+            )))
+        }
+    }
+}
+
+fn slice_item(v: &Value, ctx: &mut dyn Ctx) -> PyResult<SliceItem> {
+    match v {
+        Value::None => Ok(SliceItem::NewAxis),
+        _ if v.type_name() == "slice" => {
+            let start = opt_int(ctx.getattr(v, "start")?, ctx)?;
+            let stop = opt_int(ctx.getattr(v, "stop")?, ctx)?;
+            let step = opt_int(ctx.getattr(v, "step")?, ctx)?;
+            Ok(SliceItem::Range(start, stop, step))
+        }
+        _ if matches!(v.type_name().as_str(), "ellipsis" | "EllipsisType") => {
+            Ok(SliceItem::Ellipsis)
+        }
+        other => index_int(other, ctx).map(SliceItem::Index),
+    }
+}
+
+/// A boolean mask used as the whole index (`t[t > 0]`), if the key is one.
+fn bool_mask(key: &Value) -> Option<std::sync::Arc<NdArray>> {
+    super::convert::held_array(key).filter(|a| a.dtype() == DType::Bool && a.ndim() > 0)
+}
+
+/// `tf.boolean_mask(t, mask)`: the rows of `t` (flattened over the mask's axes) where the
+/// mask is true, as a gather, so the gradient reaches the selected elements.
+fn boolean_mask(e: &mut Eager, t: &ops::Tensor, mask: &NdArray) -> OpResult<ops::Tensor> {
+    let k = mask.ndim();
+    if t.shape().get(..k) != Some(mask.shape()) {
+        return Err(ops::OpError::new(
+            ops::ErrorClass::InvalidArgument,
+            format!(
+                "Shapes {} and {} are incompatible",
+                crate::tensor::shape_str(&t.shape()[..k.min(t.ndim())]),
+                crate::tensor::shape_str(mask.shape())
+            ),
+        ));
+    }
+    let mut shape: Vec<i64> = vec![-1];
+    shape.extend(t.shape()[k..].iter().map(|&d| d as i64));
+    let flat = ops::reshape(e, t, &shape)?;
+    let picked: Vec<i64> = mask
+        .to_bool_array()
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b)
+        .map(|(i, _)| i as i64)
+        .collect();
+    let n = picked.len();
+    let idx = NdArray::from_i64(&[n], picked).map_err(ops::OpError::internal)?;
+    ops::gather(e, &flat, &ops::Tensor::new(idx), 0)
+}
+
+/// `t[key]` as TF computes it: a strided slice for integers, slices, `tf.newaxis`, `...`
+/// and scalar integer tensors (a Python list of them counts as a tuple, as in TF), a
+/// boolean mask for a bool tensor.
+pub fn tensor_getitem(t: ops::Tensor, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    if let Some(mask) = bool_mask(key) {
+        return apply(ctx, |e| boolean_mask(e, &t, &mask));
+    }
+    let items = match key {
+        Value::Tuple(_) | Value::List(_) => key.as_seq().unwrap_or_default(),
+        other => vec![other.clone()],
+    };
+    let spec: Vec<SliceItem> = items
+        .iter()
+        .map(|k| slice_item(k, ctx))
+        .collect::<PyResult<_>>()?;
+    apply(ctx, |e| ops::strided_slice(e, &t, &spec))
+}
+
+/// Iterating a tensor yields `t[0]`, `t[1]`, ... (slices the tape can see).
+pub fn tensor_iter(t: ops::Tensor, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let Some(&n) = t.shape().first() else {
+        return Err(PyErr::type_error("Cannot iterate over a scalar tensor."));
+    };
+    let mut rows = Vec::with_capacity(n);
+    for i in 0..n {
+        let spec = [SliceItem::Index(i as i64)];
+        rows.push(apply(ctx, |e| ops::strided_slice(e, &t, &spec))?);
     }
     Ok(ListIter::value(rows))
 }
 
-/// Attributes shared by tensors and variables (`shape`, `dtype`, `numpy`, ...).
+/// Attributes shared by tensors and variables (`shape`, `dtype`, `numpy`, ...). `read`
+/// gives the operand for `abs()`, which tapes see.
 pub fn array_attr<T: Object>(
     this: &Value,
     a: &NdArray,
@@ -276,6 +307,13 @@ pub fn array_attr<T: Object>(
             let kind = name.to_string();
             bound::<T>(this, name, move |t, _, _, _| python_scalar(&get(t), &kind))
         }
+        "__abs__" => {
+            let me = this.clone();
+            crate::lang::NativeFn::value("__abs__", "", move |_, ctx| {
+                let t = tensor_of(&me, ctx)?;
+                apply(ctx, |e| ops::unary(e, Unary::Abs, &t))
+            })
+        }
         _ => return None,
     })
 }
@@ -285,7 +323,7 @@ impl Object for Tensor {
         "EagerTensor".into()
     }
     fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        let a = &self.array;
+        let a = self.tensor.value();
         Ok(format!(
             "<tf.Tensor: shape={}, dtype={}, numpy={}>",
             shape_text(a),
@@ -294,7 +332,7 @@ impl Object for Tensor {
         ))
     }
     fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        let a = &self.array;
+        let a = self.tensor.value();
         Ok(format!(
             "tf.Tensor({}, shape={}, dtype={})",
             numpy_text(a, false),
@@ -303,8 +341,8 @@ impl Object for Tensor {
         ))
     }
     fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        Ok(array_attr::<Tensor>(this, &self.array, name, |t| {
-            (*t.array).clone()
+        Ok(array_attr::<Tensor>(this, self.tensor.value(), name, |t| {
+            t.tensor.value().clone()
         }))
     }
     fn binop(
@@ -314,28 +352,28 @@ impl Object for Tensor {
         reflected: bool,
         ctx: &mut dyn Ctx,
     ) -> PyResult<Option<Value>> {
-        array_binop(&self.array, op, other, reflected, ctx)
+        tensor_binop(self.tensor.clone(), op, other, reflected, ctx)
     }
     fn compare(&self, op: CmpOp, other: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        array_compare(&self.array, op, other, ctx)
+        tensor_compare(self.tensor.clone(), op, other, ctx)
     }
-    fn unary(&self, op: UnaryOp, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_unary(&self.array, op)
+    fn unary(&self, op: UnaryOp, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        tensor_unary(self.tensor.clone(), op, ctx)
     }
     fn truthy(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
-        array_truthy(&self.array)
+        array_truthy(self.tensor.value())
     }
     fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
-        match self.array.shape().first() {
+        match self.tensor.shape().first() {
             Some(n) => Ok(Some(*n)),
             None => Err(PyErr::type_error("Scalar tensor has no `len()`")),
         }
     }
     fn getitem(&self, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_getitem(&self.array, key, ctx)
+        tensor_getitem(self.tensor.clone(), key, ctx)
     }
-    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_iter(&self.array)
+    fn iter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        tensor_iter(self.tensor.clone(), ctx)
     }
     fn hash(&self) -> Option<u64> {
         None
@@ -354,10 +392,8 @@ impl Object for Tensor {
     }
 }
 
-/// Makes a tensor from any argument as `tf.convert_to_tensor` does.
-pub fn tensor_arg(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rc<NdArray>> {
-    if let Some(a) = held_array(v) {
-        return Ok(a);
-    }
-    to_array(v, None, false, ctx).map(Rc::new)
+/// Whether a value is a tensor or a variable (what `tf.is_tensor` and TF's operand rule
+/// count as tensors).
+pub fn is_tensor(v: &Value) -> bool {
+    v.downcast::<Tensor>().is_some() || variable_of(v).is_some()
 }

@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use super::py_str_repr;
+use crate::cell::{Output, StreamName};
 use crate::display::{plain, MimeBundle};
 use crate::lang::{Args, Ctx, PyErr, PyResult, State, Value};
-use crate::session::{Output, StreamName};
 
 #[derive(Default)]
 pub struct TestCtx {

@@ -299,7 +299,7 @@ fn fit_scope_checks_name_the_mistake() -> PyResult<()> {
     let got = distribute::check_fit_scope(&mut ctx, Some(&a), Some(&a), var)?;
     assert!(got.is_some_and(|g| g.is(&a)));
     distribute::warn_compile_outside_scope(&mut ctx, None);
-    let warn = ctx.stream(crate::session::StreamName::Stderr);
+    let warn = ctx.stream(crate::cell::StreamName::Stderr);
     assert!(warn.starts_with("UserWarning: "), "{warn}");
     assert_eq!(warn.lines().count(), 1);
     Ok(())

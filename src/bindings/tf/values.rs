@@ -206,58 +206,49 @@ impl Object for ReplicaContext {
 }
 
 /// Sums or averages per-replica tensors: element-wise across replicas, or with `axis`
-/// over the replicas' values joined along that axis (the global batch), as TF does.
+/// over the replicas' values joined along that axis (the global batch), as TF does. The
+/// arithmetic is the op library's, run in the session's context.
 pub fn reduce_tensors(
     op: ReduceOp,
     parts: &[Value],
     axis: Option<Vec<i64>>,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
-    use crate::tensor::ops::{binary, Operand};
-    use crate::tensor::{BinaryOp, Reduction};
-    let err = super::convert::tensor_err;
-    let arrays: Vec<crate::tensor::NdArray> = parts
-        .iter()
-        .map(|p| super::tensor::tensor_arg(p, ctx).map(|a| (*a).clone()))
-        .collect::<PyResult<_>>()?;
-    let dtype = arrays.first().map(|a| a.dtype());
-    let out = match axis {
+    use crate::ops::{self, ReduceKind};
+    let refs: Vec<&Value> = parts.iter().collect();
+    let tensors = super::convert::matching(&refs, ctx)?;
+    if tensors.is_empty() {
+        return Err(super::TfError::Value("nothing to reduce".into()).into());
+    }
+    let kind = if op == ReduceOp::Sum {
+        ReduceKind::Sum
+    } else {
+        ReduceKind::Mean
+    };
+    super::eager::apply(ctx, |e| match axis {
         Some(ax) => {
             let first = ax.first().copied().unwrap_or(0);
-            let joined = if arrays.first().is_some_and(|a| a.ndim() == 0) {
-                crate::tensor::build::stack(&arrays, 0).map_err(err)?
+            let joined = if tensors[0].ndim() == 0 {
+                ops::stack(e, &tensors, 0)?
             } else {
-                crate::tensor::build::concatenate(&arrays, first).map_err(err)?
+                ops::concat(e, &tensors, first)?
             };
-            let r = if op == ReduceOp::Sum {
-                Reduction::Sum
-            } else {
-                Reduction::Mean
-            };
-            joined.reduce(r, Some(&ax), false, 0.0).map_err(err)?
+            ops::reduce(e, &joined, kind, Some(ax), false)
         }
         None => {
-            let mut total = arrays
-                .first()
-                .cloned()
-                .ok_or_else(|| super::TfError::Value("nothing to reduce".into()))?;
-            for a in arrays.iter().skip(1) {
-                total =
-                    binary(Operand::Arr(&total), Operand::Arr(a), BinaryOp::Add).map_err(err)?;
+            let total = ops::add_n(e, &tensors)?;
+            if op == ReduceOp::Sum {
+                return Ok(total);
             }
-            if op == ReduceOp::Mean {
-                let n = crate::tensor::dtype::WeakScalar::Float(arrays.len() as f64);
-                total =
-                    binary(Operand::Arr(&total), Operand::Weak(n), BinaryOp::Div).map_err(err)?;
+            // A mean of integers stays an integer, as TF keeps the values' dtype.
+            let n = ops::Tensor::scalar(tensors.len() as f64, total.dtype());
+            if total.dtype().is_float() {
+                ops::div(e, &total, &n)
+            } else {
+                ops::binary(e, ops::Binary::FloorDiv, &total, &n)
             }
-            total
         }
-    };
-    // TF keeps the values' dtype (a mean of int32 values stays int32).
-    Ok(super::convert::tensor_value(match dtype {
-        Some(d) => out.astype(d),
-        None => out,
-    }))
+    })
 }
 
 /// Sums or averages Python numbers, keeping ints for an integer SUM as TF keeps int dtypes.

@@ -1,28 +1,29 @@
-//! `tf.Variable` (TF's ResourceVariable) and `MirroredVariable`: mutable arrays with
-//! `assign`/`assign_add`/`assign_sub`, `read_value`, `numpy()` and TF's repr. A variable
+//! `tf.Variable` (TF's ResourceVariable) and `MirroredVariable`. A `tf.Variable` wraps an
+//! op-library [`Variable`](crate::ops::Variable) (a handle with shared storage); reads for
+//! arithmetic, indexing and `read_value` go through the session's execution context, so
+//! a gradient tape watches trainable variables as they are read, and `assign`,
+//! `assign_add`, `assign_sub` run as the context's (non-differentiable) assignments.
+//! Printing and `numpy()` read the stored value without a tape seeing it. A variable
 //! created while a strategy's scope is active is mirrored: one copy per replica, every
 //! assignment applied to all of them, printed as TF prints `MirroredVariable:{...}`.
 
 use std::any::Any;
-use std::cell::RefCell;
-use std::rc::Rc;
 
-use super::convert::{dtype_arg, tensor_value, to_array};
+use super::convert::{dtype_arg, to_array};
 use super::distribute::{active_strategy, Strategy};
+use super::eager::{context, op_err, run, wrap};
 use super::tensor::{
-    array_attr, array_binop, array_compare, array_getitem, array_iter, array_truthy, array_unary,
-    numpy_text, shape_text,
+    array_attr, array_truthy, numpy_text, shape_text, tensor_binop, tensor_compare, tensor_getitem,
+    tensor_iter, tensor_unary,
 };
 use super::{bound, given, TfError};
 use crate::lang::{Args, BinOp, CmpOp, Ctx, Object, PyResult, UnaryOp, Value};
-use crate::tensor::ops::{binary, Operand};
-use crate::tensor::{BinaryOp, NdArray};
+use crate::ops::{self, Assign};
+use crate::tensor::NdArray;
 
-/// One variable: shared storage (views returned by `assign` see the same values).
+/// One variable.
 pub struct Variable {
-    pub value: Rc<RefCell<NdArray>>,
-    pub name: String,
-    pub trainable: bool,
+    pub var: ops::Variable,
     /// The view `assign` returns, printed as TF's `UnreadVariable`.
     pub unread: bool,
 }
@@ -30,69 +31,56 @@ pub struct Variable {
 impl Variable {
     pub fn new(a: NdArray, name: &str, trainable: bool) -> Variable {
         Variable {
-            value: Rc::new(RefCell::new(a)),
-            name: name.to_string(),
-            trainable,
+            var: ops::Variable::new(a, name, trainable),
             unread: false,
         }
     }
 
-    pub fn read(&self) -> NdArray {
-        self.value.borrow().clone()
+    /// The stored value, unseen by tapes.
+    pub fn snapshot(&self) -> NdArray {
+        (*self.var.snapshot()).clone()
+    }
+
+    /// A read through the execution context: what arithmetic on the variable uses.
+    pub fn read(&self, ctx: &mut dyn Ctx) -> ops::Tensor {
+        context(ctx).read(&self.var)
     }
 
     /// Stores `new` (cast to the variable's dtype) after TF's shape check.
     pub fn store(&self, new: NdArray) -> PyResult<()> {
-        let (shape, dtype) = {
-            let cur = self.value.borrow();
-            (cur.shape().to_vec(), cur.dtype())
-        };
-        if new.shape() != shape.as_slice() {
-            return Err(TfError::Value(format!(
-                "Cannot assign value to variable ' {}': Shape mismatch.The variable shape {}, and \
-                 the assigned value shape {} are incompatible.",
-                self.name,
-                crate::tensor::shape_str(&shape),
-                crate::tensor::shape_str(new.shape())
-            ))
-            .into());
-        }
-        *self.value.borrow_mut() = new.astype(dtype);
-        Ok(())
+        self.var.store(new.astype(self.var.dtype())).map_err(op_err)
     }
 
     fn view(&self) -> Value {
         Value::native(Variable {
-            value: self.value.clone(),
-            name: self.name.clone(),
-            trainable: self.trainable,
+            var: self.var.clone(),
             unread: true,
         })
     }
 
-    /// `assign`, `assign_add`, `assign_sub` with `op` combining the old value and `v`.
-    fn update(&self, op: Option<BinaryOp>, v: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
-        let dtype = self.value.borrow().dtype();
-        let arg = to_array(v, Some(dtype), false, ctx)?;
-        let new = match op {
-            None => arg,
-            Some(op) => {
-                let cur = self.read();
-                binary(Operand::Arr(&cur), Operand::Arr(&arg), op)
-                    .map_err(super::convert::tensor_err)?
-            }
-        };
-        self.store(new)
+    /// `assign`, `assign_add`, `assign_sub`: `v` converted to the variable's dtype.
+    fn update(&self, how: Assign, v: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
+        let value = ops::Tensor::new(to_array(v, Some(self.var.dtype()), false, ctx)?);
+        run(ctx, |e| e.assign(&self.var, how, &value))
+    }
+}
+
+fn assign_kind(name: &str) -> Option<Assign> {
+    match name {
+        "assign" => Some(Assign::Set),
+        "assign_add" => Some(Assign::Add),
+        "assign_sub" => Some(Assign::Sub),
+        _ => None,
     }
 }
 
 fn update_method(
-    op: Option<BinaryOp>,
+    how: Assign,
     name: &'static str,
 ) -> impl Fn(&Variable, &Value, &Args, &mut dyn Ctx) -> PyResult<Value> {
     move |var, _, args, ctx| {
         let s = args.bind(name, &["value", "use_locking", "name", "read_value"], 1)?;
-        var.update(op, s[0].as_ref().unwrap_or(&Value::None), ctx)?;
+        var.update(how, s[0].as_ref().unwrap_or(&Value::None), ctx)?;
         Ok(match given(&s[3]) {
             Some(Value::Bool(false)) => Value::None,
             _ => var.view(),
@@ -105,11 +93,11 @@ impl Object for Variable {
         "ResourceVariable".into()
     }
     fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        let a = self.value.borrow();
+        let a = self.var.snapshot();
         let name = if self.unread {
             "UnreadVariable"
         } else {
-            &self.name
+            self.var.name()
         };
         Ok(format!(
             "<tf.Variable '{name}' shape={} dtype={}, numpy={}>",
@@ -119,22 +107,27 @@ impl Object for Variable {
         ))
     }
     fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        let a = self.read();
-        if let Some(v) = array_attr::<Variable>(this, &a, name, |v| v.read()) {
+        let a = self.var.snapshot();
+        if let Some(v) = array_attr::<Variable>(this, &a, name, |v| v.snapshot()) {
             return Ok(Some(v));
         }
+        if let Some(how) = assign_kind(name) {
+            let label: &'static str = match how {
+                Assign::Set => "assign",
+                Assign::Add => "assign_add",
+                Assign::Sub => "assign_sub",
+            };
+            return Ok(Some(bound::<Variable>(
+                this,
+                name,
+                update_method(how, label),
+            )));
+        }
         Ok(Some(match name {
-            "name" => Value::str(&self.name),
-            "trainable" => Value::Bool(self.trainable),
-            "assign" => bound::<Variable>(this, name, update_method(None, "assign")),
-            "assign_add" => {
-                bound::<Variable>(this, name, update_method(Some(BinaryOp::Add), "assign_add"))
-            }
-            "assign_sub" => {
-                bound::<Variable>(this, name, update_method(Some(BinaryOp::Sub), "assign_sub"))
-            }
+            "name" => Value::str(self.var.name()),
+            "trainable" => Value::Bool(self.var.trainable()),
             "read_value" | "value" => {
-                bound::<Variable>(this, name, |v, _, _, _| Ok(tensor_value(v.read())))
+                bound::<Variable>(this, name, |v, _, _, ctx| Ok(wrap(v.read(ctx))))
             }
             _ => return Ok(None),
         }))
@@ -146,25 +139,30 @@ impl Object for Variable {
         reflected: bool,
         ctx: &mut dyn Ctx,
     ) -> PyResult<Option<Value>> {
-        array_binop(&Rc::new(self.read()), op, other, reflected, ctx)
+        let t = self.read(ctx);
+        tensor_binop(t, op, other, reflected, ctx)
     }
     fn compare(&self, op: CmpOp, other: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        array_compare(&Rc::new(self.read()), op, other, ctx)
+        let t = self.read(ctx);
+        tensor_compare(t, op, other, ctx)
     }
-    fn unary(&self, op: UnaryOp, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_unary(&self.read(), op)
+    fn unary(&self, op: UnaryOp, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let t = self.read(ctx);
+        tensor_unary(t, op, ctx)
     }
     fn truthy(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
-        array_truthy(&self.read())
+        array_truthy(&self.var.snapshot())
     }
     fn getitem(&self, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_getitem(&self.read(), key, ctx)
+        let t = self.read(ctx);
+        tensor_getitem(t, key, ctx)
     }
-    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        array_iter(&self.read())
+    fn iter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let t = self.read(ctx);
+        tensor_iter(t, ctx)
     }
     fn hash(&self) -> Option<u64> {
-        Some(Rc::as_ptr(&self.value) as usize as u64)
+        Some(self.var.handle().raw())
     }
     fn class_chain(&self) -> Vec<String> {
         vec!["ResourceVariable".into(), "Variable".into()]
@@ -209,6 +207,10 @@ impl MirroredVariable {
     fn each(&self) -> impl Iterator<Item = &Variable> {
         self.parts.iter().filter_map(|p| p.downcast::<Variable>())
     }
+
+    fn read(&self, ctx: &mut dyn Ctx) -> Option<ops::Tensor> {
+        self.primary().map(|p| p.read(ctx))
+    }
 }
 
 impl Object for MirroredVariable {
@@ -223,23 +225,20 @@ impl Object for MirroredVariable {
         Ok(format!("MirroredVariable:{{\n{}\n}}", lines.join(",\n")))
     }
     fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        let op = match name {
-            "assign" => None,
-            "assign_add" => Some(BinaryOp::Add),
-            "assign_sub" => Some(BinaryOp::Sub),
-            "values" => return Ok(Some(Value::tuple(self.parts.clone()))),
-            "distribute_strategy" => return Ok(Some(self.strategy.clone())),
-            _ => {
-                return match self.parts.first() {
+        let Some(how) = assign_kind(name) else {
+            return match name {
+                "values" => Ok(Some(Value::tuple(self.parts.clone()))),
+                "distribute_strategy" => Ok(Some(self.strategy.clone())),
+                _ => match self.parts.first() {
                     Some(Value::Native(p)) => p.clone().getattr(&self.parts[0], name, ctx),
                     _ => Ok(None),
-                }
-            }
+                },
+            };
         };
-        let label: &'static str = match op {
-            None => "assign",
-            Some(BinaryOp::Add) => "assign_add",
-            _ => "assign_sub",
+        let label: &'static str = match how {
+            Assign::Set => "assign",
+            Assign::Add => "assign_add",
+            Assign::Sub => "assign_sub",
         };
         Ok(Some(bound::<MirroredVariable>(
             this,
@@ -249,7 +248,7 @@ impl Object for MirroredVariable {
                 let v = s[0].clone().unwrap_or(Value::None);
                 // One conversion, then the same update on every copy keeps them identical.
                 for var in m.each() {
-                    var.update(op, &v, ctx)?;
+                    var.update(how, &v, ctx)?;
                 }
                 Ok(this.clone())
             },
@@ -262,14 +261,14 @@ impl Object for MirroredVariable {
         reflected: bool,
         ctx: &mut dyn Ctx,
     ) -> PyResult<Option<Value>> {
-        match self.primary() {
-            Some(p) => array_binop(&Rc::new(p.read()), op, other, reflected, ctx),
+        match self.read(ctx) {
+            Some(t) => tensor_binop(t, op, other, reflected, ctx),
             None => Ok(None),
         }
     }
     fn compare(&self, op: CmpOp, other: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        match self.primary() {
-            Some(p) => array_compare(&Rc::new(p.read()), op, other, ctx),
+        match self.read(ctx) {
+            Some(t) => tensor_compare(t, op, other, ctx),
             None => Ok(None),
         }
     }

@@ -22,8 +22,8 @@ use super::hostreduce::HostStagedReduce;
 use super::load::{Kernels, K, MAX_LOCAL_REPLICAS};
 use super::nccl::{self, RawComm};
 use super::CudaBuffer;
+use crate::device::collective::AllReduce;
 use crate::device::{Buffer, DResult, DTensor, Device, DeviceError};
-use crate::distribute::allreduce::AllReduce;
 
 fn cuda_buf(buf: &DTensor) -> Result<&CudaBuffer, String> {
     match &buf.buf {

@@ -9,8 +9,8 @@ use std::time::Instant;
 use super::allreduce::gpu_all_reduce;
 use super::detect::gpu_count;
 use super::device::CudaDevice;
+use crate::device::collective::AllReduce;
 use crate::device::{Activation, DResult, DTensor, Device, DeviceError, LossKind, OptStep};
-use crate::distribute::allreduce::AllReduce;
 
 /// What one training run measured.
 #[derive(Debug, Clone)]

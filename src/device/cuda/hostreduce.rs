@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use super::allreduce::{aborted, check_rank, lock};
 use super::gate::Gate;
+use crate::device::collective::AllReduce;
 use crate::device::{DResult, DTensor, Device, DeviceError};
-use crate::distribute::allreduce::AllReduce;
 
 #[derive(Default)]
 struct HostRound {

@@ -11,7 +11,7 @@
 //!   `ops.rs`: losses, dropout, windows (im2col, pooling) and optimizer updates;
 //!   `blas.rs`: GEMM through cuBLAS.
 //! - `nccl.rs`: NCCL loaded by full path; `allreduce.rs`: the GPU implementations of
-//!   [`AllReduce`](crate::distribute::allreduce::AllReduce) (NCCL across GPUs, an own kernel
+//!   [`AllReduce`](crate::device::collective::AllReduce) (NCCL across GPUs, an own kernel
 //!   for several replicas on one GPU, a host-staged fallback).
 //! - `replicas.rs`: the seam the strategy calls: [`replica_device`] (a GPU replica's device,
 //!   made on its own thread) and [`gpu_all_reduce_for`] (the all-reduce for a list of GPU

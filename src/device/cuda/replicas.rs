@@ -12,9 +12,9 @@ use super::detect::{gpu_count, physical_device_name};
 use super::device::CudaDevice;
 use super::hostreduce::HostStagedReduce;
 use super::load::MAX_LOCAL_REPLICAS;
+use crate::device::collective::AllReduce;
+use crate::device::collective::{DeviceKind, DeviceSpec};
 use crate::device::{DResult, DTensor, Device, DeviceError};
-use crate::distribute::allreduce::AllReduce;
-use crate::distribute::strategy::{DeviceKind, DeviceSpec};
 
 /// The all-reduce chosen for a list of GPU replicas, with a one-line note for the user when
 /// it is a slower fallback (NCCL missing, replicas spread unevenly over the GPUs).

@@ -5,9 +5,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use mirror_kernel::cell::Output;
 use mirror_kernel::display::{plain, MimeBundle};
 use mirror_kernel::lang::{Args, Ctx, PyErr, PyResult, State, Value};
-use mirror_kernel::session::Output;
 
 #[derive(Default)]
 pub struct MockCtx {

@@ -6,9 +6,9 @@ use std::any::Any;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use mirror_kernel::cell::Output;
 use mirror_kernel::display::MimeBundle;
 use mirror_kernel::lang::{Args, Ctx, Object, PyErr, PyResult, State, Value};
-use mirror_kernel::session::Output;
 
 /// A minimal interpreter stand-in: calls, attributes, repr and iteration of natives.
 #[derive(Default)]

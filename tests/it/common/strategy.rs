@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use mirror_kernel::distribute::{DeviceSpec, MirroredStrategy, MirroredTrainer, ModelId};
+use mirror_kernel::device::DeviceSpec;
+use mirror_kernel::distribute::{MirroredStrategy, MirroredTrainer, ModelId};
 use mirror_kernel::keras::{
     fit, initial_weights, Callback, CompileConfig, Data, FitOptions, HostArray, KResult, LayerKind,
     Logs, ModelConfig, Trainer,

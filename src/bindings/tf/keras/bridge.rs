@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use super::callbacks::{logs_dict, CallbackList};
 use super::model::ModelObj;
+use crate::cell::{Output, StreamName};
 use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
 use crate::lang::{Ctx, PyErr, Value};
-use crate::session::{Output, StreamName};
 
 /// Shows progress frames: the first as a display with an id, later ones as updates.
 pub struct Display {

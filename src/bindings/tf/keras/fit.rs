@@ -8,17 +8,17 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::super::convert::{numpy_value, to_array};
-use super::super::data_iter::{dataset_arg, is_dataset, validation_pair};
+use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
 use super::bridge::{Bridge, Display};
 use super::callbacks::{new_history, CallbackList};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
+use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::Callback;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
-use crate::session::Output;
 use crate::tensor::DType;
 
 /// Keras's `verbose` argument: `'auto'` is 1 in a notebook.

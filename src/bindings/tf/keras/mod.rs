@@ -5,13 +5,16 @@
 pub mod bridge;
 pub mod callbacks;
 pub mod checkpoint;
+pub mod datasets;
 pub mod fit;
 pub mod layers;
 pub mod live;
+pub mod loss_functions;
 pub mod model;
 pub mod models;
 pub mod nan;
 pub mod optimizers;
+pub mod saving;
 pub mod schedules;
 pub mod summary;
 pub mod utils;
@@ -25,8 +28,8 @@ pub fn module() -> Value {
         .with("__version__", Value::str("3.3.3"))
         .with("callbacks", callbacks::module())
         .with("layers", layers::module())
-        .with("saving", super::saving::saving_module())
-        .with("datasets", super::saving::datasets_module())
+        .with("saving", saving::saving_module())
+        .with("datasets", datasets::datasets_module())
         .with(
             "Input",
             super::func(

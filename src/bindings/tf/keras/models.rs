@@ -9,8 +9,8 @@ use super::super::distribute::{active_strategy, Strategy};
 use super::super::given;
 use super::layers::{KerasTensor, LayerObj};
 use super::model::ModelObj;
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// The engine strategy behind a strategy object, made on first use: one replica thread per
 /// device, each making its own `CpuDevice` or CUDA device, and the all-reduce that fits the
@@ -160,7 +160,7 @@ pub fn register(keras: &NativeModule) {
             super::super::func(
                 "load_model",
                 "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
-                super::super::saving::load_model,
+                super::saving::load_model,
             ),
         );
     keras.set("Sequential", seq);

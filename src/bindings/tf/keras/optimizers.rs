@@ -250,6 +250,7 @@ pub fn register(keras: &NativeModule) {
     ] {
         losses.set(c, loss_class(c, k));
     }
+    super::loss_functions::register(&losses);
     keras.set("optimizers", opts.into_value());
     keras.set("losses", losses.into_value());
 }

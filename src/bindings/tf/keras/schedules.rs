@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 use super::super::{func, given, print_line};
 use super::callbacks::{set_attr, to_f64, CallbackObj, Kind};
+use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
-use crate::session::{Output, StreamName};
 
 /// A built-in callback's rule: its hooks and its readable attributes.
 pub trait Rule {

@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 use super::super::testctx::TestCtx;
 use super::callbacks::{logs_dict, CallbackList};
+use crate::cell::StreamName;
 use crate::lang::{Args, Ctx, NativeFn, Object, PyErr, PyResult, Value};
-use crate::session::StreamName;
 
 /// Records what callbacks do to a model: weights are the epoch they were taken at.
 #[derive(Default)]

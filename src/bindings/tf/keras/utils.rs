@@ -1,5 +1,6 @@
 //! `tf.keras.utils.to_categorical` (one-hot rows as float64, as Keras returns them) and
-//! `tf.keras.activations` (functions on tensors that layers also accept by name).
+//! `tf.keras.activations` (functions on tensors that layers also accept by name; on
+//! tensors they are the op library's activations, `tf.nn`'s).
 
 use std::any::Any;
 
@@ -61,25 +62,12 @@ impl Object for ActivationFn {
         Ok((name == "__name__").then(|| Value::str(self.name)))
     }
     fn call(&self, _this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        let x = args.pos.first().cloned().unwrap_or(Value::None);
-        let a = super::super::tensor::tensor_arg(&x, ctx)?;
-        let tf = super::super::module(ctx)?;
-        let f = match self.name {
-            "linear" => return Ok(super::super::convert::tensor_value((*a).clone())),
-            "relu" | "sigmoid" | "softmax" | "tanh" => {
-                let nn = ctx.getattr(&tf, "nn")?;
-                ctx.getattr(&nn, self.name)?
-            }
-            other => {
-                return Err(PyErr::not_implemented(format!(
-                    "activation {other} on tensors"
-                )))
-            }
-        };
-        ctx.call(
-            &f,
-            Args::new(vec![super::super::convert::tensor_value((*a).clone())]),
-        )
+        super::super::nn::keras_activation(self.name, &args, ctx).unwrap_or_else(|| {
+            Err(PyErr::not_implemented(format!(
+                "activation {} on tensors",
+                self.name
+            )))
+        })
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -98,7 +86,19 @@ pub fn register(keras: &NativeModule) {
     );
     let acts = NativeModule::new("keras.activations", "Keras activations.");
     for n in [
-        "relu", "sigmoid", "softmax", "tanh", "linear", "elu", "selu", "gelu", "swish", "softplus",
+        "relu",
+        "sigmoid",
+        "softmax",
+        "log_softmax",
+        "tanh",
+        "linear",
+        "elu",
+        "selu",
+        "gelu",
+        "swish",
+        "silu",
+        "softplus",
+        "leaky_relu",
     ] {
         acts.set(n, Value::native(ActivationFn { name: n }));
     }

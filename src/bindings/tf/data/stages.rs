@@ -1,14 +1,14 @@
 //! The `tf.data.Dataset` stages beyond slicing, mapping and batching: the constructors
 //! `Dataset.range`, `Dataset.from_tensors` and `Dataset.zip`, and the methods `filter` and
 //! `unbatch`, each with TF's element spec, cardinality and error messages, plus the streams
-//! that run them. `data.rs` owns the [`Op`] list and dispatch; `data_iter.rs` opens streams.
+//! that run them. `dataset.rs` owns the [`Op`] list and dispatch; `iter.rs` opens streams.
 
 use std::rc::Rc;
 
-use super::convert::{dtype_arg, tensor_err};
-use super::data::{Dataset, Elem, Op, INFINITE, UNKNOWN};
-use super::data_iter::{apply_map, open, Stream};
-use super::TfError;
+use super::dataset::{Dataset, Elem, Op, INFINITE, UNKNOWN};
+use super::iter::{apply_map, open, Stream};
+use crate::bindings::tf::convert::{dtype_arg, tensor_err};
+use crate::bindings::tf::TfError;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
 use crate::tensor::array::NdArray;
 use crate::tensor::DType;
@@ -17,7 +17,7 @@ use crate::tensor::DType;
 pub fn range(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let mut ints = Vec::new();
     for v in &args.pos {
-        ints.push(super::data::int_arg(Some(v), 0)?);
+        ints.push(super::dataset::int_arg(Some(v), 0)?);
     }
     let (start, stop, step) = match ints.as_slice() {
         [stop] => (0, *stop, 1),
@@ -297,7 +297,7 @@ impl Stream for Zip {
     }
 }
 
-/// The stream of one of this file's stages (`data_iter::open` runs the others).
+/// The stream of one of this file's stages (`iter::open` runs the others).
 pub fn open_op(op: &Op) -> PyResult<Box<dyn Stream>> {
     Ok(match op {
         Op::Range {
@@ -322,7 +322,10 @@ pub fn open_op(op: &Op) -> PyResult<Box<dyn Stream>> {
             keys.clone(),
         )),
         _ => {
-            return Err(TfError::Runtime("this dataset stage is opened by data_iter".into()).into())
+            return Err(TfError::Runtime(
+                "this dataset stage is opened by the pipeline runner".into(),
+            )
+            .into())
         }
     })
 }

@@ -1,19 +1,19 @@
 //! `tf.data`: the `Dataset` pipeline a cell builds (`from_tensor_slices`, `map`, `batch`,
 //! `shuffle`, `cache`, `prefetch`, `take`, `skip`, `repeat`; `range`, `from_tensors`, `zip`,
-//! `filter` and `unbatch` are in `data_ops.rs`), its cardinality, element spec
+//! `filter` and `unbatch` are in `stages.rs`), its cardinality, element spec
 //! and reprs. A dataset is an immutable description; each iteration builds a fresh stream
-//! (see `data_iter.rs`), so `repeat` and per-epoch reshuffling work as in TF. Elements are
+//! (see `iter.rs`), so `repeat` and per-epoch reshuffling work as in TF. Elements are
 //! trees of arrays ([`Elem`]) and become `tf.Tensor` values only when a cell sees them.
-//! This file holds no training code; `model.fit` asks `data_iter::fit_source` for arrays.
+//! This file holds no training code; `model.fit` asks `iter::fit_source` for arrays.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::convert::{tensor_err, tensor_value};
-pub use super::data_elem::Elem;
-use super::data_iter::{self, DatasetIter};
-use super::{bound, func, given, TfError};
+pub use super::element::Elem;
+use super::iter::{self as data_iter, DatasetIter};
+use crate::bindings::tf::convert::{tensor_err, tensor_value};
+use crate::bindings::tf::{bound, func, given, TfError};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
 
@@ -168,7 +168,7 @@ fn from_tensor_slices(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 pub(crate) fn int_arg(v: Option<&Value>, default: i64) -> PyResult<i64> {
     match v {
         None => Ok(default),
-        Some(v) => match super::convert::held_array(v) {
+        Some(v) => match crate::bindings::tf::convert::held_array(v) {
             Some(a) if a.ndim() == 0 => Ok(a.to_i64_vec().1.first().copied().unwrap_or(default)),
             _ => v.as_int(),
         },
@@ -344,8 +344,8 @@ fn method(this: &Value, name: &str) -> Option<Value> {
                 "take" => take_skip(d, this, a, true),
                 "skip" => take_skip(d, this, a, false),
                 "repeat" => repeat(d, this, a),
-                "filter" => super::data_ops::filter(d, this, a, c),
-                "unbatch" => super::data_ops::unbatch(d, this, a),
+                "filter" => super::stages::filter(d, this, a, c),
+                "unbatch" => super::stages::unbatch(d, this, a),
                 "cache" => Ok(d.derive(Op::Cache(this.clone(), RefCell::new(None)), d.cardinality)),
                 "prefetch" => Ok(d.derive(Op::Prefetch(this.clone()), d.cardinality)),
                 "cardinality" => Ok(tensor_value(
@@ -437,7 +437,7 @@ pub fn module() -> Value {
         func(
             "from_tensors",
             "One element holding the whole structure.",
-            super::data_ops::from_tensors,
+            super::stages::from_tensors,
         ),
     )
     .static_attr(
@@ -445,7 +445,7 @@ pub fn module() -> Value {
         func(
             "range",
             "range(start, stop, step, output_type=tf.int64)",
-            super::data_ops::range,
+            super::stages::range,
         ),
     )
     .static_attr(
@@ -453,7 +453,7 @@ pub fn module() -> Value {
         func(
             "zip",
             "Zips datasets into a dataset of tuples (or dicts).",
-            super::data_ops::zip,
+            super::stages::zip,
         ),
     );
     NativeModule::new("tensorflow.data", "tf.data input pipelines.")

@@ -15,8 +15,8 @@
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use super::allreduce::AllReduce;
 use super::spin::spin_until;
+use crate::device::collective::AllReduce;
 use crate::device::{Buffer, DResult, DTensor, Device, DeviceError};
 
 /// A reusable barrier for N threads that a failing replica can abort, so that the others stop

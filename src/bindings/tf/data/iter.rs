@@ -2,16 +2,16 @@
 //! TF's buffer shuffle (seeded, reshuffled per iteration), the iterator objects a cell sees,
 //! `strategy.experimental_distribute_dataset` (each global batch split over the replicas
 //! with `distribute::split_batch`), and the arrays `model.fit` trains on. Builds no
-//! datasets itself; `data.rs` owns their description.
+//! datasets itself; `dataset.rs` owns their description.
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::convert::{tensor_err, tensor_value};
-use super::data::{Dataset, Elem, Op, INFINITE};
-use super::data_dist::DistDataset;
-use super::TfError;
+use super::dataset::{Dataset, Elem, Op, INFINITE};
+use super::distribute::DistDataset;
+use crate::bindings::tf::convert::{tensor_err, tensor_value};
+use crate::bindings::tf::TfError;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
 use crate::tensor::build::{concatenate, stack};
@@ -222,7 +222,7 @@ pub fn open(v: &Value) -> PyResult<Box<dyn Stream>> {
     let d = dataset(v)?;
     Ok(match &d.op {
         Op::Range { .. } | Op::Tensors(_) | Op::Filter(..) | Op::Unbatch(_) | Op::Zip(..) => {
-            super::data_ops::open_op(&d.op)?
+            super::stages::open_op(&d.op)?
         }
         Op::Slices(rows) => Box::new(Slices(rows.clone().into_iter())),
         Op::Map(input, f) => Box::new(Map(open(input)?, f.clone())),

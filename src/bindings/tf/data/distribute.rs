@@ -2,15 +2,15 @@
 //! split over the strategy's replicas as TF's MirroredStrategy splits it (`ceil(b / N)`
 //! examples per replica in order, the last ones possibly fewer or none), through
 //! `distribute::split_batch`. Each leaf becomes a `PerReplica` value that `strategy.run`
-//! unwraps per replica. The pipeline itself runs in `data_iter.rs`.
+//! unwraps per replica. The pipeline itself runs in `iter.rs`.
 
 use std::any::Any;
 use std::cell::RefCell;
 
-use super::convert::{tensor_err, tensor_value};
-use super::data::Elem;
-use super::data_iter::{dataset, open, Stream};
-use super::values::DistributedValues;
+use super::dataset::Elem;
+use super::iter::{dataset, open, Stream};
+use crate::bindings::tf::convert::{tensor_err, tensor_value};
+use crate::bindings::tf::values::DistributedValues;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
 use crate::tensor::build::stack;

@@ -1,11 +1,11 @@
 //! One `tf.data` element as a nest of arrays (an array, a tuple or a dict, as TF's nested
 //! structures), converted from and to the values a cell sees, and its `TensorSpec` text.
-//! Holds no pipeline logic; `data.rs` and `data_iter.rs` build and run datasets of these.
+//! Holds no pipeline logic; `dataset.rs` and `iter.rs` build and run datasets of these.
 
 use std::rc::Rc;
 
-use super::convert::{numpy_value, tensor_value, to_array};
-use super::{py_str_repr, py_tuple, TfError};
+use crate::bindings::tf::convert::{numpy_value, tensor_value, to_array};
+use crate::bindings::tf::{py_str_repr, py_tuple, TfError};
 use crate::lang::{Ctx, PyResult, Value};
 use crate::tensor::array::NdArray;
 
@@ -135,7 +135,7 @@ impl Elem {
     /// `ds.element_spec` as a value: one `TensorSpec` per array, in this element's nesting.
     pub fn spec_value(&self, unknown_leading: bool) -> Value {
         match self {
-            Elem::Leaf(_) => super::data_iter::SpecText::value(self.spec(unknown_leading)),
+            Elem::Leaf(_) => super::iter::SpecText::value(self.spec(unknown_leading)),
             Elem::Tuple(items) => Value::tuple(
                 items
                     .iter()

@@ -1,25 +1,31 @@
 //! Tests of the ring all-reduce: bit-exact sums on every rank against a serial sum in the
 //! ring's own order, gradients made of several tensors, layout errors, repeatability, and
-//! abort/reset on a real replica pool.
+//! abort/reset, each rank on a thread of its own as replicas are.
 
 use super::*;
-use crate::distribute::pool::ReplicaPool;
-use crate::distribute::DistributeError;
 use rand::{Rng, SeedableRng};
 
-/// Runs the ring over `inputs` (one buffer per replica) on a real replica pool.
+/// Runs `f(rank)` on `n` threads at once and returns the results in rank order.
+fn on_threads<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = (0..n).map(|rank| s.spawn(move || f(rank))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a rank's thread panicked"))
+            .collect()
+    })
+}
+
+/// Runs the ring over `inputs` (one buffer per replica), each rank on its own thread.
 fn reduce(inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
     let n = inputs.len();
     let ring = RingAllReduce::new(n);
-    let pool = ReplicaPool::new(n, |_| Ok::<_, DistributeError>(())).unwrap();
-    pool.run(|rank, _| {
+    on_threads(n, |rank| {
         let mut buf = inputs[rank].clone();
         ring.all_reduce_host(rank, &mut buf).unwrap();
         buf
     })
-    .into_iter()
-    .map(|r| r.unwrap())
-    .collect()
 }
 
 #[test]
@@ -58,8 +64,7 @@ fn a_gradient_of_several_tensors_reduces_as_one_buffer_laid_end_to_end() {
             .map(|_| (0..total).map(|_| rng.gen_range(-5.0f32..5.0)).collect())
             .collect();
         let ring = RingAllReduce::new(n);
-        let pool = ReplicaPool::new(n, |_| Ok::<_, DistributeError>(())).unwrap();
-        let out = pool.run(|rank, _| {
+        let out = on_threads(n, |rank| {
             let mut parts: Vec<Vec<f32>> = Vec::new();
             let mut off = 0;
             for l in lens {
@@ -75,7 +80,7 @@ fn a_gradient_of_several_tensors_reduces_as_one_buffer_laid_end_to_end() {
             .map(|v| v.to_bits())
             .collect();
         for got in out {
-            let bits: Vec<u32> = got.unwrap().iter().map(|v| v.to_bits()).collect();
+            let bits: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
             assert_eq!(bits, want, "n={n}");
         }
     }
@@ -84,14 +89,13 @@ fn a_gradient_of_several_tensors_reduces_as_one_buffer_laid_end_to_end() {
 #[test]
 fn different_tensor_layouts_are_an_error_on_every_rank() {
     let ring = RingAllReduce::new(2);
-    let pool = ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap();
     // Equal totals (4) but split differently: not the same gradient.
-    let out = pool.run(|rank, _| {
+    let out = on_threads(2, |rank| {
         let (mut a, mut b) = (vec![1.0f32; 1 + rank], vec![1.0f32; 3 - rank]);
         let mut slices: Vec<&mut [f32]> = vec![a.as_mut_slice(), b.as_mut_slice()];
         ring.ring_host(rank, &mut slices).is_err()
     });
-    assert!(out.into_iter().all(|r| r.unwrap()));
+    assert!(out.into_iter().all(|failed| failed));
 }
 
 #[test]
@@ -100,20 +104,19 @@ fn is_repeatable_across_many_reductions() {
         .map(|r| (0..50).map(|i| (i * 7 + r) as f32 * 0.1).collect())
         .collect();
     let ring = RingAllReduce::new(3);
-    let pool = ReplicaPool::new(3, |_| Ok::<_, DistributeError>(())).unwrap();
-    let first = pool.run(|rank, _| {
+    let first = on_threads(3, |rank| {
         let mut b = inputs[rank].clone();
         ring.all_reduce_host(rank, &mut b).unwrap();
         b
     });
     for _ in 0..200 {
-        let again = pool.run(|rank, _| {
+        let again = on_threads(3, |rank| {
             let mut b = inputs[rank].clone();
             ring.all_reduce_host(rank, &mut b).unwrap();
             b
         });
         for (a, b) in first.iter().zip(&again) {
-            assert_eq!(a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert_eq!(a, b);
         }
     }
 }
@@ -121,19 +124,17 @@ fn is_repeatable_across_many_reductions() {
 #[test]
 fn unequal_lengths_are_an_error_on_every_rank() {
     let ring = RingAllReduce::new(2);
-    let pool = ReplicaPool::new(2, |_| Ok::<_, DistributeError>(())).unwrap();
-    let out = pool.run(|rank, _| {
+    let out = on_threads(2, |rank| {
         let mut b = vec![1.0f32; 3 + rank];
         ring.all_reduce_host(rank, &mut b).is_err()
     });
-    assert!(out.into_iter().all(|r| r.unwrap()));
+    assert!(out.into_iter().all(|failed| failed));
 }
 
 #[test]
 fn abort_releases_waiting_replicas_and_reset_recovers() {
     let ring = RingAllReduce::new(3);
-    let pool = ReplicaPool::new(3, |_| Ok::<_, DistributeError>(())).unwrap();
-    let out = pool.run(|rank, _| {
+    let out = on_threads(3, |rank| {
         if rank == 1 {
             ring.abort();
             return false;
@@ -141,17 +142,14 @@ fn abort_releases_waiting_replicas_and_reset_recovers() {
         let mut b = vec![1.0f32; 4];
         ring.all_reduce_host(rank, &mut b).is_err()
     });
-    assert_eq!(
-        out.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
-        vec![true, false, true]
-    );
+    assert_eq!(out, vec![true, false, true]);
     ring.reset();
-    let out = pool.run(|rank, _| {
+    let out = on_threads(3, |rank| {
         let mut b = vec![rank as f32; 4];
         ring.all_reduce_host(rank, &mut b).unwrap();
         b
     });
     for r in out {
-        assert_eq!(r.unwrap(), vec![3.0; 4]);
+        assert_eq!(r, vec![3.0; 4]);
     }
 }

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use crate::session::{CollectSink, ExecuteRequest};
+use crate::cell::{CollectSink, ExecuteRequest};
 
 pub const BENCH_CODE: &str = "def f(a, b):\n    return a * 2 + b\n\ndef run(n):\n    out = []\n    total = 0\n    for i in range(n):\n        total = total + f(i, 3) % 7\n        out.append(total)\n    return len(out)\n\nrun(1000000)\n";
 
@@ -23,7 +23,8 @@ const PY_TIMER: &str = "import sys, time\nsrc = sys.argv[1]\nt = time.perf_count
 
 /// One timed run of the benchmark in this interpreter, in seconds.
 fn time_ours() -> Result<f64, String> {
-    let mut interp = super::Interpreter::new(Default::default(), crate::bindings::load_module);
+    let mut interp =
+        crate::lang::Interpreter::new(Default::default(), crate::bindings::load_module);
     let sink = CollectSink::default();
     let req = ExecuteRequest {
         code: BENCH_CODE.into(),

@@ -1,0 +1,81 @@
+//! `tf.keras.models.load_model` / `tf.keras.saving.load_model`: a `.keras` archive back into
+//! a model, built under the active strategy's scope and compiled with its optimizer state
+//! restored. The format and its file checks live in `keras::saving`; this file only
+//! converts between the archive's contents and the model binding.
+
+use std::cell::RefCell;
+use std::path::Path;
+
+use super::layers::{kerr, LayerObj};
+use super::model::ModelObj;
+use crate::bindings::tf::distribute::active_strategy;
+use crate::bindings::tf::{func, given};
+use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
+
+/// `load_model(filepath, custom_objects=None, compile=True, safe_mode=True)`.
+pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind(
+        "load_model",
+        &["filepath", "custom_objects", "compile", "safe_mode"],
+        1,
+    )?;
+    let path = s[0].as_ref().unwrap_or(&Value::None).as_str()?.to_string();
+    let compile = match given(&s[2]) {
+        Some(v) => v.as_bool_strict()?,
+        None => true,
+    };
+    let saved = crate::keras::load_model(Path::new(&path)).map_err(kerr)?;
+    let layers: Vec<Value> = saved
+        .config
+        .layers
+        .iter()
+        .map(|spec| {
+            Value::native(LayerObj {
+                kind: Some(spec.kind.clone()),
+                input_shape: None,
+                name: RefCell::new(Some(spec.name.clone())),
+                owner: RefCell::new(None),
+            })
+        })
+        .collect();
+    let scope = active_strategy(ctx);
+    let m = ModelObj::new(
+        layers,
+        Some(saved.config.input_shape.clone()),
+        saved.config.functional,
+        Some(saved.config.name.clone()),
+        scope.clone(),
+    );
+    if compile {
+        *m.compiled.borrow_mut() = saved.compile.clone();
+        *m.compiled_under.borrow_mut() = scope;
+    }
+    let v = Value::native(m);
+    let model = v
+        .downcast::<ModelObj>()
+        .ok_or_else(|| PyErr::runtime_error("load_model: the model was not made"))?;
+    model.build(&v, &saved.config.input_shape, ctx)?;
+    model.with_engine(|e| {
+        let t = e.trainer();
+        t.set_weights(&saved.weights).map_err(kerr)?;
+        if let (true, Some(opt)) = (compile, &saved.optimizer) {
+            t.set_optimizer_state(opt).map_err(kerr)?;
+        }
+        Ok(())
+    })?;
+    Ok(v)
+}
+
+/// `tf.keras.saving`: the functions Keras 3 keeps there.
+pub fn saving_module() -> Value {
+    NativeModule::new("keras.saving", "Saving and loading Keras models.")
+        .with(
+            "load_model",
+            func(
+                "load_model",
+                "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
+                load_model,
+            ),
+        )
+        .into_value()
+}

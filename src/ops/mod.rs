@@ -1,0 +1,90 @@
+//! The op library: every tensor operation of the engine defined once (TensorFlow's op type
+//! name, dtype and shape checks with TF's errors, the forward computation, and the
+//! vector-Jacobian product), reverse-mode differentiation on tapes, and the execution
+//! context that runs ops, records them and lets a graph recorder watch. It sits above
+//! [`tensor`](crate::tensor) (host arrays) and [`device`](crate::device) (the kernels the
+//! compiled Keras models use, which float32 matmul, convolution, pooling, activations,
+//! softmax and losses run on) and below `keras`; it must never import the language, the
+//! bindings, the protocol, `keras` or `distribute`. Nothing here is `Rc` or `RefCell`: a
+//! replica thread may run ops and tapes.
+//!
+//! # Layout
+//!
+//! - [`Tensor`] (`tensor.rs`): a value with an identity; [`Variable`] (`variable.rs`): a
+//!   resource variable with shared storage.
+//! - [`Op`] (`op.rs`): the ops as plain data, dispatching to their families:
+//!   `elementwise.rs` (unary and binary math, comparisons, cast, select, AddN, identity,
+//!   stop-gradient), `activation.rs` (activations and softmax), `linalg.rs` (matmul),
+//!   `reduce.rs` (reductions), `shape.rs` (reshape, transpose, concat, split, ...),
+//!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
+//!   (Keras's losses and TF's cross-entropies), `random.rs` (dropout, samples, seeds).
+//!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
+//!   ...), which run one op through a context.
+//! - [`Eager`] (`eager.rs`): the execution context: device, active tapes, observers;
+//!   `device_io.rs` moves arrays to and from the device for the float32 paths.
+//! - [`Tape`] (`tape.rs`): recording and the backward pass ([`backward`], jacobians).
+//!
+//! # Using it
+//!
+//! ```
+//! use mirror_kernel::ops::{self, Eager, Source, Tape, Tensor, Unconnected};
+//! use mirror_kernel::tensor::NdArray;
+//!
+//! let mut e = Eager::default();
+//! let x = Tensor::new(NdArray::from_f64(&[2], vec![1.0, 2.0]).unwrap());
+//! let tape = Tape::new(false, true).shared();
+//! e.push_tape(tape.clone());
+//! ops::lock(&tape).watch(&x);
+//! let y = ops::mul(&mut e, &x, &x).unwrap();
+//! let loss = ops::reduce_sum(&mut e, &y, None, false).unwrap();
+//! e.pop_tape(&tape);
+//! let g = e
+//!     .gradient(&tape, &[loss], &[Source::Tensor(x)], None, Unconnected::None)
+//!     .unwrap();
+//! let (_, dx) = g[0].as_ref().unwrap().value().to_f64_vec();
+//! assert_eq!(dx, vec![2.0, 4.0]);
+//! ```
+
+mod activation;
+mod device_io;
+mod eager;
+mod elementwise;
+mod error;
+mod index;
+mod linalg;
+mod loss;
+mod op;
+mod random;
+mod reduce;
+mod shape;
+mod tape;
+mod tensor;
+mod variable;
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+pub use activation::{activate, softmax, Activation, Softmax};
+pub use eager::{Assign, Eager, Observer, ObserverId};
+pub use elementwise::{
+    add, add_n, binary, cast, clip_by_value, div, identity, mul, neg, ones_like, scale, select,
+    square, stop_gradient, sub, unary, zeros_like, Binary, Pointwise, Unary,
+};
+pub use error::{kernel_dtype_name, ErrorClass, OpError, OpResult};
+pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
+pub use linalg::{matmul, MatMul};
+pub use loss::{loss, Loss};
+pub use op::{CustomOp, Op, Outputs, Saved};
+pub use random::{dropout, sample, RandomOp, SeedStream};
+pub use reduce::{
+    reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
+};
+pub use shape::{
+    broadcast_to, concat, expand_dims, reshape, split, squeeze, stack, transpose, unstack, ShapeOp,
+    SplitSizes,
+};
+pub use tape::{backward, jacobian, lock, Node, Source, Tape, TapeRef, Unconnected};
+pub use tensor::{Tensor, TensorId};
+pub use variable::Variable;
+pub use window::{conv2d_op as conv2d, pool, Conv, Padding, Pool, WindowOp};
