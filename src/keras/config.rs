@@ -457,7 +457,7 @@ fn check_variable(before: u128, shape: &[usize], init: &Init) -> KResult<u128> {
         )));
     };
     let total = before + n as u128 * std::mem::size_of::<f32>() as u128;
-    if !crate::tensor::fits(total) {
+    if !crate::memory::fits(total) {
         return Err(KerasError::ResourceExhausted(format!(
             "{{{{function_node __wrapped__{op}_device_{TF_CPU}}}}} OOM when allocating tensor with shape[{dims}] and type float on {TF_CPU} by allocator cpu [Op:{op}] name: "
         )));

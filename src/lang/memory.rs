@@ -1,8 +1,8 @@
 //! Fallible allocation for the interpreter's values. Every string, list, tuple, dict or set
 //! whose size a cell chooses (`'a'.center(10**12)`, `[0] * n`, `'x'.join(...)`, a format
 //! width, an append in a long loop) makes its room through these functions, which refuse a
-//! request beyond the memory bound (`tensor::memory_limit`, the same bound numpy's arrays
-//! use) and then reserve with `try_reserve`, so a request the allocator cannot meet is a
+//! request beyond the memory bound (`crate::memory`, the bound numpy's arrays use too) and
+//! then reserve with `try_reserve`, so a request the allocator cannot meet is a
 //! `MemoryError` too, never the process abort a failed Rust allocation is. Sizes are the
 //! real ones (`len * size_of::<T>()` of the buffer about to be made), not estimates.
 //! This file knows no values and no evaluator; it only sizes buffers.
@@ -16,7 +16,7 @@ pub fn memory_error() -> PyErr {
 
 /// Whether `count` items of `size` bytes each fit the memory bound.
 pub fn fits(count: usize, size: usize) -> bool {
-    crate::tensor::fits(count as u128 * size.max(1) as u128)
+    crate::memory::fits(count as u128 * size.max(1) as u128)
 }
 
 fn check(count: usize, size: usize) -> PyResult<()> {

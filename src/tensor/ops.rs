@@ -292,10 +292,10 @@ pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> TResult<NdArray> {
     let values = |o: &Operand| o.shape().iter().product::<usize>() as u128;
     let working =
         (values(&a) + values(&b)) * 16 + shape.iter().map(|&d| d as u128).product::<u128>() * 8;
-    if !super::fits(working) {
+    if !crate::memory::fits(working) {
         return Err(TensorError::Memory(format!(
             "Unable to allocate {} for the operands and result of an operation with shape {} and data type {}",
-            super::memory::size_string(working),
+            crate::memory::size_string(working),
             shape_str(&shape),
             common.name()
         )));

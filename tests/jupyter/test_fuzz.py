@@ -371,6 +371,7 @@ def report(f):
     return "\n\n".join(f"{why}\n--- input ---\n{code[:600]!r}" for why, code in f.failures[:20])
 
 
+@pytest.mark.timeout(900)
 def test_mutated_cells_never_crash_hang_or_raise_a_non_python_error(fuzz):
     rng = random.Random(SEED)
     cells = fuzz.cells
@@ -453,6 +454,7 @@ def mutate_message(rng, session, socket_name, msg_type, content):
     return raw or frames
 
 
+@pytest.mark.timeout(900)
 def test_malformed_messages_never_crash_or_hang_the_kernel(fuzz):
     rng = random.Random(SEED + 1)
     kc = fuzz.kc

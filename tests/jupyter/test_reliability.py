@@ -352,6 +352,7 @@ print(strategy.num_replicas_in_sync, mirrored_ok(model))
 """
 
 
+@pytest.mark.timeout(300)
 def test_ten_interrupts_of_a_mirrored_fit_each_end_within_two_seconds(kernel):
     km, kc = kernel
     content, msgs = run(kc, MIRRORED_SETUP, timeout=120)

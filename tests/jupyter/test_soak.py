@@ -56,6 +56,7 @@ def rss_mb(km):
 
 
 @pytest.mark.soak
+@pytest.mark.timeout(900)
 def test_resident_memory_stays_flat_over_three_thousand_cells():
     km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60)
     try:
