@@ -195,3 +195,21 @@ except ValueError as e:
     assert_eq!(lines.get(5).copied(), Some("AUC True"), "{out}");
     assert_eq!(lines.get(6).copied(), Some("schedule True"), "{out}");
 }
+
+#[test]
+fn an_auc_larger_than_memory_is_a_memory_error_and_the_session_lives() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = tf_common::ok(
+        &session,
+        r#"import tensorflow as tf
+try:
+    tf.keras.metrics.AUC(num_thresholds=10**12)
+except MemoryError as e:
+    print(type(e).__name__, "Unable to allocate" in str(e))
+m = tf.keras.metrics.AUC(num_thresholds=3)
+m.update_state([0.0, 1.0], [0.2, 0.9])
+print(float(m.result()))
+"#,
+    );
+    assert_eq!(out, "MemoryError True\n1.0\n");
+}

@@ -9,7 +9,7 @@
 
 use std::any::Any;
 
-use super::super::convert::tensor_of;
+use super::super::convert::{tensor_err, tensor_of};
 use super::super::eager::{apply, op_err, run};
 use super::super::ops::arg;
 use super::super::{bound, given, TfError, TfState};
@@ -21,7 +21,7 @@ use crate::keras::metrics::{
 use crate::keras::{Metric as EngineMetric, MetricSpec};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::Loss;
-use crate::tensor::{NdArray, Scalar};
+use crate::tensor::{DType, NdArray, Scalar};
 
 /// A metric object.
 pub struct MetricObj {
@@ -327,6 +327,9 @@ fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)
             n as usize
         }
     };
+    // The thresholds and the four confusion counts are sized by the argument, so they are
+    // held against the memory bound before they are made.
+    crate::tensor::check_alloc(&[num, 5], DType::F64).map_err(tensor_err)?;
     let thresholds = auc_thresholds(num, given.as_deref());
     let mut config = vec![
         ("num_thresholds", Value::Int(num as i64)),
