@@ -14,9 +14,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Notify;
 
 use super::content::{
-    CommClose, CommInfoReply, CommOpen, CompleteReply, CursorRequest, ExecutionState, HistoryReply,
-    InspectReply, InterruptReply, IsCompleteReply, IsCompleteRequest, KernelInfoReply,
-    RequestError, ShutdownReply, ShutdownRequest, Success,
+    CommClose, CommInfoReply, CommOpen, CompleteReply, Content, CursorRequest, ExecutionState,
+    HistoryReply, InspectReply, InterruptReply, IsCompleteReply, IsCompleteRequest,
+    KernelInfoReply, RequestError, ShutdownReply, ShutdownRequest, Success,
 };
 use super::history;
 use super::log;
@@ -122,16 +122,28 @@ fn body<T: DeserializeOwned>(
         Err(e) => {
             let parent = msg.parent();
             log(format!("malformed {}: {e}", msg.msg_type()));
-            let out = &kernel.out;
-            out.reply(
-                kernel.sender(channel),
+            finish(
+                kernel,
+                channel,
                 &parent,
                 &RequestError::bad_body(reply_type, e),
             );
-            out.status(&parent, ExecutionState::Idle);
             None
         }
     }
+}
+
+/// Announces that the kernel is busy with `msg`, and returns the parent of what answers it.
+fn begin(kernel: &Kernel, msg: &Message) -> Parent {
+    let parent = msg.parent();
+    kernel.out.status(&parent, ExecutionState::Busy);
+    parent
+}
+
+/// Sends `reply` on the request's channel, then the idle status that ends the request.
+fn finish(kernel: &Kernel, channel: Channel, parent: &Parent, reply: &impl Content) {
+    kernel.out.reply(kernel.sender(channel), parent, reply);
+    kernel.out.status(parent, ExecutionState::Idle);
 }
 
 fn queue_execute(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
@@ -143,30 +155,21 @@ fn queue_execute(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
 fn ignore(_: &Arc<Kernel>, _: Message, _: Channel) {}
 
 fn kernel_info(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
-    out.reply(
-        kernel.sender(channel),
-        &parent,
-        &KernelInfoReply::this_kernel(),
-    );
-    out.status(&parent, ExecutionState::Idle);
+    let parent = begin(kernel, &msg);
+    finish(kernel, channel, &parent, &KernelInfoReply::this_kernel());
 }
 
 fn is_complete(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     let Some(req) = body::<IsCompleteRequest>(kernel, &msg, channel, "is_complete_reply") else {
         return;
     };
     let answer = IsCompleteReply::from(Session::is_complete(&req.code));
-    out.reply(kernel.sender(channel), &parent, &answer);
-    out.status(&parent, ExecutionState::Idle);
+    finish(kernel, channel, &parent, &answer);
 }
 
 fn complete(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     let Some(req) = body::<CursorRequest>(kernel, &msg, channel, "complete_reply") else {
         return;
     };
@@ -180,14 +183,12 @@ fn complete(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
             cursor_end: c.cursor_end,
             metadata: Map::new(),
         };
-        answer.out.reply(answer.sender(channel), &parent, &reply);
-        answer.out.status(&parent, ExecutionState::Idle);
+        finish(&answer, channel, &parent, &reply);
     });
 }
 
 fn inspect(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     let Some(req) = body::<CursorRequest>(kernel, &msg, channel, "inspect_reply") else {
         return;
     };
@@ -202,14 +203,12 @@ fn inspect(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
                 data: found.unwrap_or_default(),
                 metadata: Map::new(),
             };
-            answer.out.reply(answer.sender(channel), &parent, &reply);
-            answer.out.status(&parent, ExecutionState::Idle);
+            finish(&answer, channel, &parent, &reply);
         });
 }
 
 fn history(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     let Some(req) = body::<history::HistoryRequest>(kernel, &msg, channel, "history_reply") else {
         return;
     };
@@ -219,27 +218,23 @@ fn history(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
             status: Success::Ok,
             history: history::answer(&req, &entries),
         };
-        answer.out.reply(answer.sender(channel), &parent, &reply);
-        answer.out.status(&parent, ExecutionState::Idle);
+        finish(&answer, channel, &parent, &reply);
     });
 }
 
 fn comm_info(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     let reply = CommInfoReply {
         status: Success::Ok,
         comms: Map::new(),
     };
-    out.reply(kernel.sender(channel), &parent, &reply);
-    out.status(&parent, ExecutionState::Idle);
+    finish(kernel, channel, &parent, &reply);
 }
 
 /// No comm targets exist, so every comm is closed at once, as ipykernel does for a target
 /// it does not know.
 fn comm_open(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
-    let (out, parent) = (&kernel.out, msg.parent());
-    out.status(&parent, ExecutionState::Busy);
+    let parent = begin(kernel, &msg);
     // A body that is not even an object still names no comm we could close.
     let open: CommOpen = msg.content_as().unwrap_or(CommOpen {
         comm_id: serde_json::Value::Null,
@@ -253,8 +248,8 @@ fn comm_open(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
         comm_id: open.comm_id,
         data: Map::new(),
     };
-    out.publish(&parent, &close);
-    out.status(&parent, ExecutionState::Idle);
+    kernel.out.publish(&parent, &close);
+    kernel.out.status(&parent, ExecutionState::Idle);
 }
 
 fn interrupt(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
