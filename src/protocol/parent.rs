@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::dispatch::log;
+use super::log;
 
 /// How often the parent is looked at, as ipykernel's poller does.
 const POLL: Duration = Duration::from_secs(1);
