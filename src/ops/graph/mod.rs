@@ -88,6 +88,8 @@ pub struct Graph {
     outputs: Vec<Slot>,
     /// The most inputs any op step takes (the size of the replay's argument buffer).
     widest: usize,
+    /// Whether a replay may take inputs of other shapes (of the same ranks).
+    any_shapes: bool,
 }
 
 impl Graph {
@@ -171,7 +173,12 @@ impl Graph {
             ));
         }
         for (i, (t, (dtype, shape))) in inputs.iter().zip(&self.input_types).enumerate() {
-            if t.dtype() != *dtype || t.shape() != shape.as_slice() {
+            let fits = if self.any_shapes {
+                t.ndim() == shape.len()
+            } else {
+                t.shape() == shape.as_slice()
+            };
+            if t.dtype() != *dtype || !fits {
                 return Err(OpError::new(
                     ErrorClass::InvalidArgument,
                     format!(
@@ -211,6 +218,14 @@ impl Graph {
             }
         }
         Ok(())
+    }
+
+    /// The graph, allowed to replay on inputs of other shapes with the same ranks: for a
+    /// caller that knows nothing recorded depends on the traced shapes (no gradient, no
+    /// shape read into an attribute).
+    pub fn any_shapes(mut self) -> Graph {
+        self.any_shapes = true;
+        self
     }
 
     /// The variables the graph reads or assigns, in the order it first touched them.

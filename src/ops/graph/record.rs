@@ -13,7 +13,7 @@
 //! as the trace's constants. Custom ops that are to be traced pass such state as extra
 //! outputs, which the graph then recomputes on every replay.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Graph, PrintSpec, Slot, Step};
@@ -51,9 +51,10 @@ struct Recording {
     steps: Vec<Step>,
     inputs: Vec<(Slot, Tensor)>,
     constants: Vec<(Slot, Tensor)>,
-    /// Constants made by the traced code itself (`tf.constant` in the body), which TF
-    /// shows as graph constants rather than captures.
-    inner: HashSet<TensorId>,
+    /// Tensors with this id or a later one were made during the recording: a constant
+    /// among them is the traced code's own (`tf.constant` in the body), which TF shows as
+    /// a graph constant rather than a capture.
+    start: Option<TensorId>,
     variables: Vec<Variable>,
     var_index: HashMap<TensorId, usize>,
     /// Each assigned variable with the value it held before the trace first assigned it.
@@ -110,7 +111,7 @@ impl Recording {
         if let Some(s) = self.slot_of.get(&t.id()) {
             return *s;
         }
-        let base = if self.inner.contains(&t.id()) {
+        let base = if self.made_inside(t.id()) {
             "Const"
         } else {
             "capture"
@@ -159,6 +160,10 @@ impl Recording {
         Some(dims)
     }
 
+    fn made_inside(&self, id: TensorId) -> bool {
+        self.start.is_some_and(|s| id >= s)
+    }
+
     fn fail(&mut self, e: OpError) {
         if self.error.is_none() {
             self.error = Some(e);
@@ -168,7 +173,15 @@ impl Recording {
 
 impl Recorder {
     pub fn new() -> Recorder {
-        Recorder::default()
+        let r = Recorder::default();
+        r.lock().start = Some(TensorId::fresh());
+        r
+    }
+
+    /// The first tensor id of the recording: tensors from then on were made inside it.
+    pub fn start(&self) -> TensorId {
+        let mut r = self.lock();
+        *r.start.get_or_insert_with(TensorId::fresh)
     }
 
     fn lock(&self) -> MutexGuard<'_, Recording> {
@@ -200,13 +213,10 @@ impl Recorder {
         r.slot_of.insert(alias.id(), slot);
     }
 
-    /// Marks `t` as a constant the traced code made itself (named `Const`, not listed as a
-    /// capture).
-    pub fn constant_inside(&self, t: &Tensor) {
-        let mut r = self.lock();
-        if !r.slot_of.contains_key(&t.id()) {
-            r.inner.insert(t.id());
-        }
+    /// Makes `t` known to the graph: a captured constant unless it already is known
+    /// (named `Const` when the traced code made it).
+    pub fn capture(&self, t: &Tensor) {
+        self.lock().slot_for(t);
     }
 
     /// Whether `id` is known to the graph (an input, a step's output or a capture).
@@ -256,7 +266,7 @@ impl Recorder {
         let mut out: Vec<(Slot, Capture)> = r
             .constants
             .iter()
-            .filter(|(_, t)| !r.inner.contains(&t.id()))
+            .filter(|(_, t)| !r.made_inside(t.id()))
             .map(|(s, t)| (*s, Capture::Tensor(t.clone())))
             .collect();
         for (i, v) in r.variables.iter().enumerate() {
@@ -362,6 +372,7 @@ impl Recorder {
             variables: r.variables.clone(),
             outputs: outs,
             widest,
+            any_shapes: false,
         })
     }
 }
