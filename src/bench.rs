@@ -4,8 +4,11 @@
 //! layer alone, then `keras::fit` on a `MirroredStrategy` of GPU replicas as a notebook
 //! trains, on one GPU, on every GPU and on two logical GPUs of GPU 0), and ends
 //! with the machine-readable line `samples_per_s=… gemm_peak_gflops=… fraction_of_peak=…`;
-//! `interp` times the interpreter against `python3` on the same machine.
+//! `interp` times the interpreter against `python3` on the same machine; `loop` trains the
+//! same MLP with a hand-written `GradientTape` loop, eagerly and under `tf.function`, and
+//! reports each as a fraction of `fit`'s samples/s.
 
+mod custom_loop;
 mod interp;
 
 use std::sync::Arc;
@@ -146,6 +149,12 @@ fn keras_fit_line(
         strategy.all_reduce_name(),
         100.0 * stats.all_reduce_share()
     ))
+}
+
+/// The custom-training-loop rows: the MLP trained by a hand-written `GradientTape` loop,
+/// eagerly and under `tf.function`, as fractions of `fit`'s samples/s.
+pub fn custom_loop(samples: usize) -> Result<String, String> {
+    custom_loop::bench_custom_loop(samples)
 }
 
 /// The interpreter-overhead bench (a loop of integer arithmetic, calls and appends).
