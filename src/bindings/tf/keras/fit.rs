@@ -1,13 +1,20 @@
-//! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments converted to flat f32
-//! rows, the engine's epoch loop run over the model's trainer (one replica, or the mirrored
-//! trainer of a strategy), the user's callbacks and Keras's progress through the
-//! [`Bridge`] of bridge.rs. KeyboardInterrupt stops between steps and leaves the model
-//! usable; a NaN or infinite loss stops after that batch with a warning (see nan.rs).
+//! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments as flat f32 rows, the
+//! engine's epoch loop run over the model's trainer (one replica, or the mirrored trainer
+//! of a strategy), the user's callbacks and Keras's progress through the [`Bridge`] of
+//! bridge.rs. KeyboardInterrupt stops between steps and leaves the model usable; a NaN or
+//! infinite loss stops after that batch with a warning (see nan.rs).
+//!
+//! Inputs reach the engine without copies where possible: a float32 array is read in place
+//! (the engine gathers each batch straight from it), and any other array is converted once
+//! and kept, by the array's identity, for the next `fit`, `evaluate` or `predict` on it while
+//! the array is unchanged (arrays are copied on write, so a changed array is a new one).
 
 use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::convert::{numpy_value, to_array};
+use super::super::convert::{held_array, numpy_array, numpy_value, to_array};
 use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::{bound, given};
@@ -19,7 +26,7 @@ use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::Callback;
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
-use crate::tensor::DType;
+use crate::tensor::{DType, NdArray};
 
 /// Keras's `verbose` argument: `'auto'` is 1 in a notebook.
 fn verbose_arg(v: Option<&Value>) -> PyResult<u8> {
@@ -29,8 +36,128 @@ fn verbose_arg(v: Option<&Value>) -> PyResult<u8> {
     }
 }
 
-fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Vec<usize>, Vec<f32>)> {
-    Ok(to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec())
+/// A data set argument as f32 rows: a float32 array's own values, or a conversion.
+struct Rows {
+    shape: Vec<usize>,
+    data: RowData,
+}
+
+enum RowData {
+    /// A float32 array, read in place.
+    Shared(Held),
+    Converted(Rc<Vec<f32>>),
+}
+
+impl Rows {
+    fn values(&self) -> &[f32] {
+        match &self.data {
+            RowData::Shared(a) => a.array().as_f32_slice().unwrap_or(&[]),
+            RowData::Converted(v) => v,
+        }
+    }
+}
+
+/// The array a data argument already holds, shared rather than copied: a numpy array's
+/// (single-threaded, the cell's own) or a tensor's (thread-safe, the op library's).
+enum Held {
+    Numpy(Rc<NdArray>),
+    Tensor(Arc<NdArray>),
+}
+
+impl Held {
+    fn of(v: &Value) -> Option<Held> {
+        match numpy_array(v) {
+            Some(a) => Some(Held::Numpy(a)),
+            None => held_array(v).map(Held::Tensor),
+        }
+    }
+
+    fn array(&self) -> &NdArray {
+        match self {
+            Held::Numpy(a) => a,
+            Held::Tensor(a) => a,
+        }
+    }
+
+    /// A weak reference that upgrades while this very array lives.
+    fn downgrade(&self) -> HeldWeak {
+        match self {
+            Held::Numpy(a) => HeldWeak::Numpy(Rc::downgrade(a)),
+            Held::Tensor(a) => HeldWeak::Tensor(Arc::downgrade(a)),
+        }
+    }
+}
+
+enum HeldWeak {
+    Numpy(std::rc::Weak<NdArray>),
+    Tensor(std::sync::Weak<NdArray>),
+}
+
+impl HeldWeak {
+    fn alive(&self) -> bool {
+        match self {
+            HeldWeak::Numpy(w) => w.strong_count() > 0,
+            HeldWeak::Tensor(w) => w.strong_count() > 0,
+        }
+    }
+
+    fn is(&self, a: &NdArray) -> bool {
+        let p = match self {
+            HeldWeak::Numpy(w) => w.as_ptr(),
+            HeldWeak::Tensor(w) => w.as_ptr(),
+        };
+        std::ptr::eq(p, a)
+    }
+}
+
+/// Session state: the f32 conversions of the last few non-float32 arrays, each kept while
+/// its array lives unchanged (a weak reference that still upgrades to the same array).
+#[derive(Default)]
+struct Conversions {
+    entries: Vec<(HeldWeak, Rc<Vec<f32>>)>,
+}
+
+/// How many conversions a session keeps: inputs and targets of training and validation.
+const KEPT_CONVERSIONS: usize = 4;
+
+fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
+    let Some(a) = Held::of(v) else {
+        // Nested lists and other array-likes: converted each time, as numpy would.
+        let (shape, data) = to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec();
+        return Ok(Rows {
+            shape,
+            data: RowData::Converted(Rc::new(data)),
+        });
+    };
+    let shape = a.array().shape().to_vec();
+    if a.array().as_f32_slice().is_some() {
+        return Ok(Rows {
+            shape,
+            data: RowData::Shared(a),
+        });
+    }
+    let kept = ctx.state().get::<Conversions>();
+    kept.entries.retain(|(w, _)| w.alive());
+    let hit = kept
+        .entries
+        .iter()
+        .find(|(w, _)| w.is(a.array()))
+        .map(|(_, data)| data.clone());
+    let data = match hit {
+        Some(data) => data,
+        None => {
+            let data = Rc::new(a.array().to_f32_vec().1);
+            if kept.entries.len() >= KEPT_CONVERSIONS {
+                kept.entries.remove(0);
+            }
+            kept.entries.push((a.downgrade(), data.clone()));
+            data
+        }
+    };
+    Ok(Rows {
+        shape,
+        data: RowData::Converted(data),
+    })
 }
 
 fn first_variable(m: &ModelObj) -> String {
@@ -74,14 +201,14 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     let (x, y_ds) = ds
         .as_ref()
         .map_or((x.clone(), None), |d| (d.x.clone(), d.y.clone()));
-    let (xs, xd) = rows(&x, ctx)?;
+    let xr = rows(&x, ctx)?;
     let y = y_ds.as_ref().or(given(&s[1])).ok_or_else(|| {
         PyErr::value_error(
             "fit needs targets: pass y (this kernel does not take datasets of (x, y) here yet)",
         )
     })?;
-    let (_, yd) = rows(y, ctx)?;
-    m.ensure_built(this, &xs, ctx)?;
+    let yr = rows(y, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
     check_fit_scope(ctx, created.as_ref(), compiled.as_ref(), &first_variable(m))?;
@@ -104,7 +231,7 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
             let (vx, vy) = validation_pair(v, ctx)?;
-            Some((rows(&vx, ctx)?.1, rows(&vy, ctx)?.1))
+            Some((rows(&vx, ctx)?, rows(&vy, ctx)?))
         }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
@@ -113,7 +240,7 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
                     "validation_data must be a tuple (x_val, y_val)",
                 ));
             };
-            Some((rows(vx, ctx)?.1, rows(vy, ctx)?.1))
+            Some((rows(vx, ctx)?, rows(vy, ctx)?))
         }
         None => None,
     };
@@ -147,10 +274,14 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
         if let Engine::Mirrored(t) = e {
             t.begin_fit(batch);
         }
-        let data = crate::keras::Data { x: &xd, y: &yd };
-        let validation = val
-            .as_ref()
-            .map(|(vx, vy)| crate::keras::Data { x: vx, y: vy });
+        let data = crate::keras::Data {
+            x: xr.values(),
+            y: yr.values(),
+        };
+        let validation = val.as_ref().map(|(vx, vy)| crate::keras::Data {
+            x: vx.values(),
+            y: vy.values(),
+        });
         let mut cbs: [&mut dyn Callback; 1] = [&mut bridge];
         Ok(crate::keras::fit(
             e.trainer(),
@@ -186,14 +317,19 @@ fn predict(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResu
     };
     let verbose = verbose_arg(given(&s[2]))?;
     let start = Instant::now();
-    let out = m.forward(this, &x, batch, ctx)?;
-    let steps = out
-        .shape()
-        .first()
-        .copied()
-        .unwrap_or(0)
-        .div_ceil(batch)
-        .max(1);
+    let xr = rows(&x, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
+    let n = xr.shape.first().copied().unwrap_or(0);
+    let flag = ctx.interrupt_flag();
+    let (out, shape) = m.with_engine(|e| {
+        let t = e.trainer();
+        let out = crate::keras::predict(t, xr.values(), batch, Some(&flag)).map_err(kerr)?;
+        Ok((out, t.plan().output_shape().to_vec()))
+    })?;
+    let mut dims = vec![n];
+    dims.extend(shape);
+    let out = NdArray::from_f32(&dims, out).map_err(super::super::convert::tensor_err)?;
+    let steps = n.div_ceil(batch).max(1);
     final_frame(ctx, steps, &[], verbose, start.elapsed(), "predict");
     Ok(numpy_value(out))
 }
@@ -233,9 +369,9 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
         Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
         None => (x, s[1].clone().unwrap_or(Value::None)),
     };
-    let (xs, xd) = rows(&x, ctx)?;
-    let (_, yd) = rows(&y, ctx)?;
-    m.ensure_built(this, &xs, ctx)?;
+    let xr = rows(&x, ctx)?;
+    let yr = rows(&y, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
     let batch = match &ds {
         Some(d) => d.batch,
         None => given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
@@ -246,13 +382,22 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
     let logs = m.with_engine(|e| {
         crate::keras::evaluate(
             e.trainer(),
-            crate::keras::Data { x: &xd, y: &yd },
+            crate::keras::Data {
+                x: xr.values(),
+                y: yr.values(),
+            },
             batch,
             Some(&flag),
         )
         .map_err(kerr)
     })?;
-    let steps = xs.first().copied().unwrap_or(0).div_ceil(batch).max(1);
+    let steps = xr
+        .shape
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .div_ceil(batch)
+        .max(1);
     final_frame(
         ctx,
         steps,
