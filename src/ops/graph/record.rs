@@ -270,11 +270,14 @@ impl Recorder {
             .map(|(s, t)| (*s, Capture::Tensor(t.clone())))
             .collect();
         for (i, v) in r.variables.iter().enumerate() {
+            // A variable is met at its first read or assignment (`v.assign_add(1.0)`
+            // before any read captures `v` there, as TF lists it).
             let first = r
                 .steps
                 .iter()
                 .find_map(|s| match s {
                     Step::Read { var, out } if *var == i => Some(*out),
+                    Step::Assign { var, value, .. } if *var == i => Some(*value),
                     _ => None,
                 })
                 .unwrap_or(0);

@@ -76,6 +76,9 @@ pub fn bind(sig: &Signature, skip_self: bool, args: &Args) -> Result<Bound, Stri
         }
     }
     let mut kwargs = Dict::default();
+    // As `inspect.Signature.bind`: a missing argument is named before an unexpected
+    // keyword.
+    let mut unexpected = None;
     for (k, v) in &args.kw {
         match params.iter().position(|p| p.name == *k) {
             Some(i) if slots[i].is_some() => {
@@ -83,7 +86,9 @@ pub fn bind(sig: &Signature, skip_self: bool, args: &Args) -> Result<Bound, Stri
             }
             Some(i) => slots[i] = Some(v.clone()),
             None if sig.kwarg.is_some() => kwargs.insert_str(k, v.clone()),
-            None => return Err(format!("got an unexpected keyword argument '{k}'")),
+            None => {
+                unexpected.get_or_insert_with(|| k.clone());
+            }
         }
     }
     let mut items = Vec::new();
@@ -108,6 +113,9 @@ pub fn bind(sig: &Signature, skip_self: bool, args: &Args) -> Result<Bound, Stri
                 ));
             }
         }
+    }
+    if let Some(k) = unexpected {
+        return Err(format!("got an unexpected keyword argument '{k}'"));
     }
     if npos == 0 {
         if let Some(n) = &sig.vararg {
@@ -181,14 +189,31 @@ fn literal_text(v: &Value) -> String {
 /// Dict entries in TF's flattening order (sorted by key).
 fn sorted_items(d: &Dict) -> Vec<(Value, Value)> {
     let mut items: Vec<(Value, Value)> = d.items().map(|(k, v)| (k.clone(), v.clone())).collect();
-    items.sort_by(|(a, _), (b, _)| match (a, b) {
+    items.sort_by(|(a, _), (b, _)| key_order(a, b));
+    items
+}
+
+/// The order TF's nest flattens a dict's keys in.
+fn key_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
         (Value::Str(x), Value::Str(y)) => x.cmp(y),
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         (Value::Str(_), _) => std::cmp::Ordering::Greater,
         (_, Value::Str(_)) => std::cmp::Ordering::Less,
         _ => std::cmp::Ordering::Equal,
-    });
-    items
+    }
+}
+
+/// The placeholder name of a parameter's next tensor: `d`, then `d_1`, `d_2`, ... in the
+/// order TF names them.
+fn numbered(name: &str, named: &mut usize) -> String {
+    let n = *named;
+    *named += 1;
+    if n == 0 {
+        name.to_string()
+    } else {
+        format!("{name}_{n}")
+    }
 }
 
 fn object_id(v: &Value) -> u64 {
@@ -203,6 +228,7 @@ fn flatten_value(
     name: &str,
     leaves: &mut Vec<Leaf>,
     stand_in: &mut bool,
+    named: &mut usize,
     depth: usize,
 ) -> PyResult<TraceType> {
     if depth > 64 {
@@ -211,7 +237,7 @@ fn flatten_value(
         ));
     }
     if let Some(t) = v.downcast::<Tensor>() {
-        leaves.push(Leaf::Tensor(t.tensor.clone(), name.into()));
+        leaves.push(Leaf::Tensor(t.tensor.clone(), numbered(name, named)));
         return Ok(TraceType::Tensor(TensorSpec {
             shape: known(t.tensor.shape()),
             dtype: t.tensor.dtype(),
@@ -234,7 +260,7 @@ fn flatten_value(
             None => vec![],
         };
         let a = NdArray::full(&dims, 0.0, s.dtype).map_err(super::super::convert::tensor_err)?;
-        leaves.push(Leaf::Tensor(ops::Tensor::new(a), name.into()));
+        leaves.push(Leaf::Tensor(ops::Tensor::new(a), numbered(name, named)));
         *stand_in = true;
         return Ok(TraceType::Tensor(TensorSpec {
             name: None,
@@ -248,7 +274,7 @@ fn flatten_value(
             dtype: t.dtype(),
             name: None,
         });
-        leaves.push(Leaf::Tensor(t, name.into()));
+        leaves.push(Leaf::Tensor(t, numbered(name, named)));
         return Ok(ty);
     }
     Ok(match v {
@@ -262,7 +288,7 @@ fn flatten_value(
             let items = v.as_seq().unwrap_or_default();
             let types = items
                 .iter()
-                .map(|x| flatten_value(x, name, leaves, stand_in, depth + 1))
+                .map(|x| flatten_value(x, name, leaves, stand_in, named, depth + 1))
                 .collect::<PyResult<Vec<_>>>()?;
             if matches!(v, Value::List(_)) {
                 TraceType::List(types)
@@ -271,14 +297,25 @@ fn flatten_value(
             }
         }
         Value::Dict(d) => {
-            let items = sorted_items(&d.borrow());
-            let mut out = Vec::with_capacity(items.len());
+            // TF flattens a dict in sorted key order but names its tensors in the dict's
+            // own order (`{'b': d:0, 'a': d_1:0}`): each value is flattened in the dict's
+            // order, then the parts are laid out sorted.
+            let items: Vec<(Value, Value)> = d
+                .borrow()
+                .items()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let mut parts = Vec::with_capacity(items.len());
             for (k, x) in items {
-                out.push((
-                    HashKey::of(&k)?,
-                    literal_text(&k),
-                    flatten_value(&x, name, leaves, stand_in, depth + 1)?,
-                ));
+                let mut sub = Vec::new();
+                let ty = flatten_value(&x, name, &mut sub, stand_in, named, depth + 1)?;
+                parts.push((k, ty, sub));
+            }
+            parts.sort_by(|(a, ..), (b, ..)| key_order(a, b));
+            let mut out = Vec::with_capacity(parts.len());
+            for (k, ty, sub) in parts {
+                out.push((HashKey::of(&k)?, literal_text(&k), ty));
+                leaves.extend(sub);
             }
             TraceType::Dict(out)
         }
@@ -295,7 +332,14 @@ pub fn flatten(bound: &Bound, _ctx: &mut dyn Ctx) -> PyResult<Flat> {
     let mut stand_in = false;
     let mut types = Vec::with_capacity(bound.items.len());
     for (name, v, _) in &bound.items {
-        types.push(flatten_value(v, name, &mut leaves, &mut stand_in, 0)?);
+        types.push(flatten_value(
+            v,
+            name,
+            &mut leaves,
+            &mut stand_in,
+            &mut 0,
+            0,
+        )?);
     }
     Ok(Flat {
         key: TraceType::Tuple(types),
@@ -340,10 +384,18 @@ fn conform(
     match spec {
         TraceType::Tensor(s) => {
             let given = if let Some(sp) = v.downcast::<TensorSpec>() {
-                flatten_value(&Value::native(sp.clone()), name, leaves, stand_in, 0)
-                    .map_err(|e| e.message().to_string())?
+                flatten_value(
+                    &Value::native(sp.clone()),
+                    name,
+                    leaves,
+                    stand_in,
+                    &mut 0,
+                    0,
+                )
+                .map_err(|e| e.message().to_string())?
             } else if v.downcast::<Tensor>().is_some() || variable_of(v).is_some() {
-                flatten_value(v, name, leaves, stand_in, 0).map_err(|e| e.message().to_string())?
+                flatten_value(v, name, leaves, stand_in, &mut 0, 0)
+                    .map_err(|e| e.message().to_string())?
             } else {
                 let a =
                     to_array(v, Some(s.dtype), false, ctx).map_err(|e| e.message().to_string())?;
