@@ -8,6 +8,7 @@
 //! tests/fixtures/tf/make_gradient_reference.py.
 
 use crate::common::cells as tf_common;
+use crate::common::cells::difference;
 
 use mirror_kernel::session::Session;
 use serde_json::Value as Json;
@@ -19,54 +20,6 @@ fn reference() -> Json {
     );
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// A token as a number, with the brackets and commas around numbers in printed
-/// tensors stripped (`[[2.`, `4.]` and `12.],`).
-fn number(token: &str) -> Option<f64> {
-    let t = token.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ','));
-    if t.is_empty() {
-        return None;
-    }
-    t.parse::<f64>().ok()
-}
-
-/// Where `got` differs from `want` beyond the tolerance, if anywhere.
-fn difference(want: &str, got: &str) -> Option<String> {
-    let (wl, gl): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    if wl.len() != gl.len() {
-        return Some(format!("{} lines expected, {} printed", wl.len(), gl.len()));
-    }
-    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
-        let (wt, gt): (Vec<&str>, Vec<&str>) = (
-            w.split_whitespace().collect(),
-            g.split_whitespace().collect(),
-        );
-        if wt.len() != gt.len() {
-            return Some(format!("line {}: {w:?} vs {g:?}", i + 1));
-        }
-        for (a, b) in wt.iter().zip(&gt) {
-            let same = match (number(a), number(b)) {
-                (Some(x), Some(y)) => {
-                    // The text around the number must match too (brackets, commas).
-                    let shell = |s: &str| {
-                        s.chars()
-                            .filter(|c| "[](),".contains(*c))
-                            .collect::<String>()
-                    };
-                    shell(a) == shell(b) && (x - y).abs() <= 1e-5 * x.abs().max(1.0)
-                }
-                _ => a == b,
-            };
-            if !same {
-                return Some(format!(
-                    "line {}: {a:?} vs {b:?}\nexpected: {w}\nprinted:  {g}",
-                    i + 1
-                ));
-            }
-        }
-    }
-    None
 }
 
 #[test]
