@@ -95,7 +95,7 @@ fn assignments_replay_and_can_be_undone() {
     let out = ok(g.run_with(
         &mut other,
         &[t(&[], vec![1.0])],
-        &[mine.clone()],
+        std::slice::from_ref(&mine),
         &mut Silent,
     ));
     assert_eq!(vals(&out[0]), vec![101.0]);
@@ -120,7 +120,7 @@ fn random_steps_draw_fresh_values_on_every_replay() {
         Ok(vec![ops::add(e, &xs[0], &noise)?])
     });
     let x = t(&[8], vec![1.0; 8]);
-    let a = ok(g.run(&mut e, &[x.clone()], &mut Silent));
+    let a = ok(g.run(&mut e, std::slice::from_ref(&x), &mut Silent));
     let b = ok(g.run(&mut e, &[x], &mut Silent));
     assert_ne!(vals(&a[0]), vals(&b[0]));
 }
@@ -140,7 +140,7 @@ fn a_tape_around_a_replay_differentiates_it() {
         e.push_tape(tape.clone());
         ops::lock(&tape).watch(&x);
         let y = if replay {
-            ok(g.run(e, &[x.clone()], &mut Silent)).remove(0)
+            ok(g.run(e, std::slice::from_ref(&x), &mut Silent)).remove(0)
         } else {
             let y = ok(body(e, &x, &w, &b));
             ok(ops::reduce_sum(e, &y, None, false))
@@ -234,4 +234,39 @@ fn graphs_cross_threads() {
     fn sync<T: Send + Sync>() {}
     sync::<Graph>();
     sync::<Recorder>();
+    // A replica thread replays a graph traced on the primary copies with its own copies
+    // of the variables, on its own context; the primary copies stay as they were.
+    let mut e = Eager::default();
+    let w = Variable::new(t(&[], vec![2.0]).value().clone(), "w", true);
+    let (g, _, _) = record(&mut e, &[t(&[], vec![1.0])], |e, xs| {
+        let wv = e.read(&w);
+        let y = ops::mul(e, &xs[0], &wv)?;
+        e.assign(&w, Assign::Add, &y)?;
+        Ok(vec![y])
+    });
+    let after_trace = w.snapshot().to_f64_vec().1;
+    let graph = Arc::new(g);
+    let replicas: Vec<std::thread::JoinHandle<(Vec<f64>, Vec<f64>)>> = [10.0, 20.0]
+        .into_iter()
+        .map(|start| {
+            let graph = graph.clone();
+            std::thread::spawn(move || {
+                let mut own = Eager::default();
+                let mine = Variable::new(t(&[], vec![start]).value().clone(), "w", true);
+                let vars: Vec<Variable> = vec![mine.clone()];
+                let out = ok(graph.run_with(&mut own, &[t(&[], vec![3.0])], &vars, &mut Silent));
+                (vals(&out[0]), mine.snapshot().to_f64_vec().1)
+            })
+        })
+        .collect();
+    let got: Vec<(Vec<f64>, Vec<f64>)> = replicas
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|_| panic!("a replica thread panicked"))
+        })
+        .collect();
+    assert_eq!(got[0], (vec![30.0], vec![40.0]));
+    assert_eq!(got[1], (vec![60.0], vec![80.0]));
+    assert_eq!(w.snapshot().to_f64_vec().1, after_trace);
 }
