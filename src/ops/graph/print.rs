@@ -96,10 +96,7 @@ fn dims(
     };
     let cut = summarize >= 0 && n > 2 * summarize as usize;
     let head = if cut { summarize as usize } else { n };
-    for i in 0..head {
-        if i > 0 {
-            out.push_str(&sep);
-        }
+    let item = |i: usize, out: &mut String| {
         dims(
             a,
             shape,
@@ -108,7 +105,13 @@ fn dims(
             base + i * strides[dim],
             summarize,
             out,
-        );
+        )
+    };
+    for i in 0..head {
+        if i > 0 {
+            out.push_str(&sep);
+        }
+        item(i, out);
     }
     if cut {
         // TF writes the separator before the ellipsis even when nothing precedes it.
@@ -116,15 +119,7 @@ fn dims(
         out.push_str("...");
         for i in n - summarize as usize..n {
             out.push_str(&sep);
-            dims(
-                a,
-                shape,
-                strides,
-                dim + 1,
-                base + i * strides[dim],
-                summarize,
-                out,
-            );
+            item(i, out);
         }
     }
     out.push(']');

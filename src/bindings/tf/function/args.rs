@@ -188,9 +188,14 @@ fn literal_text(v: &Value) -> String {
 
 /// Dict entries in TF's flattening order (sorted by key).
 fn sorted_items(d: &Dict) -> Vec<(Value, Value)> {
-    let mut items: Vec<(Value, Value)> = d.items().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut items = items_of(d);
     items.sort_by(|(a, _), (b, _)| key_order(a, b));
     items
+}
+
+/// A dict's items in its own order.
+fn items_of(d: &Dict) -> Vec<(Value, Value)> {
+    d.items().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// The order TF's nest flattens a dict's keys in.
@@ -300,11 +305,7 @@ fn flatten_value(
             // TF flattens a dict in sorted key order but names its tensors in the dict's
             // own order (`{'b': d:0, 'a': d_1:0}`): each value is flattened in the dict's
             // order, then the parts are laid out sorted.
-            let items: Vec<(Value, Value)> = d
-                .borrow()
-                .items()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let items = items_of(&d.borrow());
             let mut parts = Vec::with_capacity(items.len());
             for (k, x) in items {
                 let mut sub = Vec::new();

@@ -125,8 +125,11 @@ struct Def {
     options: Options,
     /// The traces of each instance a method was called on, by the instance's identity
     /// (weakly held, as TF keys them).
-    instances: RefCell<Vec<(Weak<dyn Object>, Rc<Traces>)>>,
+    instances: RefCell<Vec<InstanceTraces>>,
 }
+
+/// An instance a method was called on (weakly held) and that instance's traces.
+type InstanceTraces = (Weak<dyn Object>, Rc<Traces>);
 
 /// One trace: its key, and the graphs recorded for it (one per concrete input shapes).
 struct Trace {
@@ -262,13 +265,7 @@ impl Function {
             let me = a.pos.remove(0);
             return self.bound_to(&me).invoke(a, ctx);
         }
-        let bound = args::bind(&self.def.sig, self.is_bound_method(), &args)
-            .map_err(|why| args::binding_error(&why, &args, &self.signature_text(), ctx))?;
-        let flat = match &self.def.options.input_signature {
-            Some(specs) => args::flatten_with(&bound, specs, ctx)
-                .map_err(|why| args::binding_error(&why, &args, &self.signature_text(), ctx))?,
-            None => args::flatten(&bound, ctx)?,
-        };
+        let (bound, flat) = self.bind(&args, ctx)?;
         if let Some(why) = self.traces.eager.borrow().clone() {
             let _ = why;
             self.count_key(&flat.key);
@@ -301,6 +298,20 @@ impl Function {
             // A failed trace is not kept: the next call traces again, as in TF.
             self.forget(i);
         })
+    }
+
+    /// Binds a call to the parameters and flattens it into its tensors and trace type
+    /// (against the `input_signature` if there is one); a call that does not bind is TF's
+    /// `TypeError`.
+    fn bind(&self, args: &Args, ctx: &mut dyn Ctx) -> PyResult<(Bound, Flat)> {
+        let bound = args::bind(&self.def.sig, self.is_bound_method(), args)
+            .map_err(|why| args::binding_error(&why, args, &self.signature_text(), ctx))?;
+        let flat = match &self.def.options.input_signature {
+            Some(specs) => args::flatten_with(&bound, specs, ctx)
+                .map_err(|why| args::binding_error(&why, args, &self.signature_text(), ctx))?,
+            None => args::flatten(&bound, ctx)?,
+        };
+        Ok((bound, flat))
     }
 
     fn is_bound_method(&self) -> bool {
@@ -583,13 +594,7 @@ impl Function {
         } else {
             args
         };
-        let bound = args::bind(&self.def.sig, self.is_bound_method(), &args)
-            .map_err(|why| args::binding_error(&why, &args, &self.signature_text(), ctx))?;
-        let flat = match &self.def.options.input_signature {
-            Some(specs) => args::flatten_with(&bound, specs, ctx)
-                .map_err(|why| args::binding_error(&why, &args, &self.signature_text(), ctx))?,
-            None => args::flatten(&bound, ctx)?,
-        };
+        let (bound, flat) = self.bind(&args, ctx)?;
         let i = match self.find(&flat.key) {
             Some(i) => i,
             None => {
