@@ -29,9 +29,16 @@ pub struct Kernel {
     pub shutdown: Notify,
 }
 
-/// Logs to stderr, where Jupyter shows kernel logs; never to a cell.
+/// Logs to stderr, where Jupyter shows kernel logs; never to a cell. A line names what a
+/// client sent (a message type, a parse error), so it is cut short: a client must not be
+/// able to fill the log with megabytes per message.
 pub fn log(what: impl std::fmt::Display) {
-    eprintln!("[mirror-kernel] {what}");
+    const MAX_CHARS: usize = 300;
+    let text = what.to_string();
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => eprintln!("[mirror-kernel] {}... ({} bytes)", &text[..cut], text.len()),
+        None => eprintln!("[mirror-kernel] {text}"),
+    }
 }
 
 pub fn kernel_info() -> Value {
@@ -230,31 +237,32 @@ fn yes() -> bool {
 pub async fn run_executor(kernel: Arc<Kernel>, mut queue: UnboundedReceiver<Message>) {
     let mut last_count: u64 = 0;
     while let Some(msg) = queue.recv().await {
-        let failed_and_stop = execute_one(&kernel, msg, &mut last_count).await;
-        if failed_and_stop {
-            // Like ipykernel, a failed cell aborts the cells already waiting behind it.
-            while let Ok(waiting) = queue.try_recv() {
-                let parent = waiting.parent();
-                let out = &kernel.out;
-                out.status(&parent, "busy");
-                out.reply(
-                    &out.shell,
-                    &parent,
-                    "execute_reply",
-                    json!({"status": "aborted", "execution_count": null}),
-                );
-                out.status(&parent, "idle");
-            }
-        }
+        execute_one(&kernel, msg, &mut last_count, &mut queue).await;
     }
 }
 
-/// Runs one cell; returns whether it failed with `stop_on_error` set.
-async fn execute_one(kernel: &Arc<Kernel>, msg: Message, last_count: &mut u64) -> bool {
+/// Runs one cell. Like ipykernel, a cell that fails with `stop_on_error` set aborts the
+/// cells already waiting behind it: those that arrived before its reply leaves, so that a
+/// client that waits for the reply before sending its next cell never has it aborted.
+async fn execute_one(
+    kernel: &Arc<Kernel>,
+    msg: Message,
+    last_count: &mut u64,
+    queue: &mut UnboundedReceiver<Message>,
+) {
     let out = &kernel.out;
     let parent = msg.parent();
     out.status(&parent, "busy");
-    let req: ExecuteContent = match msg.content_as() {
+    // Only an object is a request: `null` or a list is refused, not read as all defaults.
+    let parsed = if msg.content.is_object() {
+        msg.content_as::<ExecuteContent>()
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "invalid type: {}, expected struct ExecuteContent",
+            json_kind(&msg.content)
+        )))
+    };
+    let req: ExecuteContent = match parsed {
         Ok(r) => r,
         Err(e) => {
             log(format!("malformed execute_request: {e}"));
@@ -265,7 +273,7 @@ async fn execute_one(kernel: &Arc<Kernel>, msg: Message, last_count: &mut u64) -
                 error_content("ValueError", &e.to_string()),
             );
             out.status(&parent, "idle");
-            return false;
+            return;
         }
     };
     let store_history = req.store_history && !req.silent;
@@ -310,11 +318,38 @@ async fn execute_one(kernel: &Arc<Kernel>, msg: Message, last_count: &mut u64) -
         user_expressions: vec![],
     });
     *last_count = reply.execution_count;
-    let failed = reply.result.is_err();
+    let mut waiting = vec![];
+    if reply.result.is_err() && req.stop_on_error {
+        while let Ok(m) = queue.try_recv() {
+            waiting.push(m);
+        }
+    }
     out.reply(&out.shell, &parent, "execute_reply", reply_content(reply));
     out.status(&parent, "idle");
     kernel.interrupt.store(false, Ordering::SeqCst);
-    failed && req.stop_on_error
+    for m in waiting {
+        let parent = m.parent();
+        out.status(&parent, "busy");
+        out.reply(
+            &out.shell,
+            &parent,
+            "execute_reply",
+            json!({"status": "aborted", "execution_count": null}),
+        );
+        out.status(&parent, "idle");
+    }
+}
+
+/// How serde names a JSON value's kind in its errors.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "sequence",
+        Value::Object(_) => "map",
+    }
 }
 
 fn reply_content(reply: ExecuteReply) -> Value {

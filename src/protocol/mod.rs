@@ -6,7 +6,8 @@
 //! Files: [`connection`] reads the connection file, [`sign`] signs and verifies, [`wire`]
 //! turns frames into a [`Message`] and back, [`message`] builds replies from their request,
 //! [`sockets`] owns the ZeroMQ tasks, [`dispatch`] answers requests, [`sink`] turns cell
-//! output into iopub messages, [`kernelspec`] installs the kernel for Jupyter.
+//! output into iopub messages, [`kernelspec`] installs the kernel for Jupyter, [`parent`]
+//! ends the kernel when the process that launched it dies.
 //!
 //! [`Session`]: crate::session::Session
 
@@ -15,6 +16,7 @@ pub mod dispatch;
 pub mod history;
 pub mod kernelspec;
 pub mod message;
+pub mod parent;
 pub mod sign;
 pub mod sink;
 pub mod sockets;

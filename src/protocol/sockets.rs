@@ -40,6 +40,7 @@ const STREAM_WINDOW: Duration = Duration::from_millis(10);
 /// does not wait for it).
 pub fn run_kernel(connection_file: &Path) -> Result<(), ProtocolError> {
     let info = ConnectionInfo::read(connection_file)?;
+    super::parent::watch();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -162,6 +163,8 @@ fn deliver_input(slot: &InputSlot, msg: Message) {
 }
 
 /// Receives, verifies and parses messages on a ROUTER; bad ones are logged and dropped.
+/// A handler that panics (a bug, or a library that panics on some input) loses that one
+/// message: the loop, and with it the socket, goes on.
 async fn receive(
     name: &'static str,
     mut socket: RouterRecvHalf,
@@ -171,7 +174,16 @@ async fn receive(
     loop {
         match socket.recv().await {
             Ok(raw) => match wire::parse(from_zmq(raw), &signer) {
-                Ok(msg) => handle(msg),
+                Ok(msg) => {
+                    let kind = msg.msg_type().to_string();
+                    let handled =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(msg)));
+                    if handled.is_err() {
+                        log(format!(
+                            "handling a {kind} on {name} failed; the message is dropped"
+                        ));
+                    }
+                }
                 Err(e) => log(format!("dropped a message on {name}: {e}")),
             },
             Err(e) => {
