@@ -8,8 +8,11 @@
 //! convolutions reach), and the "notebook path": the same MLP trained from NumPy arrays
 //! through the Python binding, as a fraction of the engine trained directly. It ends with
 //! the machine-readable line `samples_per_s=… gemm_peak_gflops=… fraction_of_peak=…`;
-//! `interp` times the interpreter against `python3` on the same machine.
+//! `interp` times the interpreter against `python3` on the same machine; `loop` trains the
+//! same MLP with a hand-written `GradientTape` loop, eagerly and under `tf.function`, and
+//! reports each as a fraction of `fit`'s samples/s.
 
+mod custom_loop;
 mod interp;
 
 use std::sync::Arc;
@@ -202,6 +205,12 @@ fn keras_fit_line(
         strategy.all_reduce_name(),
         100.0 * stats.all_reduce_share()
     ))
+}
+
+/// The custom-training-loop rows: the MLP trained by a hand-written `GradientTape` loop,
+/// eagerly and under `tf.function`, as fractions of `fit`'s samples/s.
+pub fn custom_loop(samples: usize) -> Result<String, String> {
+    custom_loop::bench_custom_loop(samples)
 }
 
 /// The MLP trained as a notebook trains it (a cell builds it and calls `model.fit` on NumPy

@@ -85,6 +85,13 @@ enum BenchWhich {
     },
     /// Interpreter overhead against python3 on the same machine.
     Interp,
+    /// A hand-written GradientTape training loop of the MLP, eager and under tf.function,
+    /// as fractions of fit's samples/s.
+    Loop {
+        /// Synthetic examples per round (the loop makes four rounds).
+        #[arg(long, default_value_t = 8192)]
+        samples: usize,
+    },
 }
 
 #[derive(Args)]
@@ -125,8 +132,12 @@ fn bench(which: Option<BenchWhich>) -> anyhow::Result<ExitCode> {
     match which {
         Some(BenchWhich::Train { device, samples }) => run_train(&device, samples)?,
         Some(BenchWhich::Interp) => println!("{}", b::interp()),
+        Some(BenchWhich::Loop { samples }) => {
+            print!("{}", b::custom_loop(samples).map_err(anyhow::Error::msg)?)
+        }
         None => {
             println!("{}", b::interp());
+            print!("{}", b::custom_loop(8192).map_err(anyhow::Error::msg)?);
             run_train("cpu", b::EPOCH_SAMPLES)?;
         }
     }

@@ -502,7 +502,8 @@ mod tests {
     use crate::device::cpu::CpuDevice;
     use crate::device::Device;
     use crate::keras::metrics::{auc_thresholds, Curve, Metric, MetricKind, Summation};
-    use crate::ops::{Observer, Op, TensorId};
+    use crate::ops::{Observer, Op, Saved, TensorId};
+    use crate::tensor::NdArray;
 
     enum Event {
         Read(Variable, TensorId),
@@ -530,7 +531,7 @@ mod tests {
     }
 
     impl Observer for Recorder {
-        fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor]) {
+        fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor], _: Option<&Saved>) {
             let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
             for t in inputs {
                 Recorder::capture(&mut r, t);
@@ -547,7 +548,13 @@ mod tests {
             r.made.insert(value.id(), ());
             r.events.push(Event::Read(var.clone(), value.id()));
         }
-        fn assign_variable(&mut self, var: &Variable, how: Assign, value: &Tensor) {
+        fn assign_variable(
+            &mut self,
+            var: &Variable,
+            how: Assign,
+            value: &Tensor,
+            _: &Arc<NdArray>,
+        ) {
             let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
             Recorder::capture(&mut r, value);
             r.events.push(Event::Assign(var.clone(), how, value.id()));

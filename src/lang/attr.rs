@@ -324,6 +324,11 @@ impl Vm<'_> {
 
     /// A class attribute seen through an instance: functions bind, wrappers unwrap.
     fn bind_class_attr(&mut self, m: Value, this: &Value, cls: &Value) -> PyResult<Value> {
+        if let Value::Native(o) = &m {
+            if let Some(bound) = o.bind_instance(&m, this) {
+                return Ok(bound);
+            }
+        }
         if let Some(w) = m.downcast::<Wrapper>() {
             return match w.kind {
                 WrapKind::Static => Ok(w.func.clone()),

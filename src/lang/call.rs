@@ -51,6 +51,11 @@ impl Vm<'_> {
             }
             if let Some(i) = any.downcast_ref::<Instance>() {
                 if let Some(c) = i.class().and_then(|c| c.lookup("__call__")) {
+                    if let Value::Native(n) = &c {
+                        if let Some(bound) = n.bind_instance(&c, f) {
+                            return self.call_value(&bound, args);
+                        }
+                    }
                     let mut a = args;
                     a.pos.insert(0, f.clone());
                     return self.call_value(&c, a);

@@ -2,8 +2,9 @@
 //! classes, and natives (through `Object::doc`), as `help(x)`, `x?` and the inspect request
 //! show them.
 
+use super::ast::ParamKind;
 use super::exc::PyResult;
-use super::runtime::{Class, Function};
+use super::runtime::{BoundMethod, Class, Function};
 use super::value::Value;
 use super::vm::Vm;
 
@@ -55,4 +56,67 @@ pub fn help_text(vm: &mut Vm, v: &Value) -> PyResult<String> {
     }
     let r = vm.repr_of(v)?;
     Ok(format!("{r}\nType: {}", v.type_name()))
+}
+
+/// One parameter of a user function, as `inspect.signature` lists it.
+#[derive(Debug, Clone)]
+pub struct SigParam {
+    pub name: String,
+    pub kw_only: bool,
+    /// The evaluated default, if the parameter has one.
+    pub default: Option<Value>,
+}
+
+/// The signature of a user function: what a native that wraps functions (`tf.function`)
+/// needs to bind arguments to parameter names as Python would.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub name: String,
+    pub qualname: String,
+    pub params: Vec<SigParam>,
+    pub vararg: Option<String>,
+    pub kwarg: Option<String>,
+}
+
+impl Signature {
+    /// Whether the function was defined in a class body (its qualified name names the
+    /// class), so that its first parameter is the instance.
+    pub fn is_method(&self) -> bool {
+        let parts: Vec<&str> = self.qualname.split('.').collect();
+        parts.len() >= 2 && parts[parts.len() - 2] != "<locals>"
+    }
+}
+
+/// The signature of a user function (or of the function behind a bound method, with the
+/// bound instance), `None` for anything else.
+pub fn signature(v: &Value) -> Option<(Signature, Option<Value>)> {
+    if let Some(m) = v.downcast::<BoundMethod>() {
+        let (mut sig, _) = signature(&m.func)?;
+        if !sig.params.is_empty() {
+            sig.params.remove(0);
+        }
+        return Some((sig, Some(m.this.clone())));
+    }
+    let f = v.downcast::<Function>()?;
+    let params = f
+        .def
+        .params
+        .iter()
+        .zip(&f.defaults)
+        .map(|(p, d)| SigParam {
+            name: p.name.to_string(),
+            kw_only: matches!(p.kind, ParamKind::KwOnly),
+            default: d.clone(),
+        })
+        .collect();
+    Some((
+        Signature {
+            name: f.def.name.to_string(),
+            qualname: f.qualname.clone(),
+            params,
+            vararg: f.def.vararg.as_ref().map(|(n, _)| n.to_string()),
+            kwarg: f.def.kwarg.as_ref().map(|(n, _)| n.to_string()),
+        },
+        None,
+    ))
 }

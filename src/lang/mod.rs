@@ -63,6 +63,7 @@ mod types;
 mod vm;
 
 pub use exc::{Frame, PyErr, PyResult};
+pub use help::{signature, SigParam, Signature};
 pub use interp::{is_complete, Interpreter};
 pub use native::{NativeClass, NativeFn, NativeModule};
 pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};

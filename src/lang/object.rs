@@ -246,6 +246,13 @@ pub trait Object: Any {
         Ok(false)
     }
 
+    /// `instance.name` where `instance`'s class holds this native as `name`: what a Python
+    /// descriptor's `__get__` returns (`this` is the value wrapping `self`). `None` binds
+    /// it as a method, the default for callables.
+    fn bind_instance(&self, _this: &Value, _instance: &Value) -> Option<Value> {
+        None
+    }
+
     /// Hash for use as a dict key or set member; `None` is unhashable.
     fn hash(&self) -> Option<u64> {
         None

@@ -8,11 +8,12 @@
 //! One context serves one thread of computation: the notebook session keeps one, and a
 //! replica thread that runs a traced graph makes its own (everything here is `Send`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::elementwise::{Binary, Pointwise};
 use super::error::OpResult;
-use super::op::Op;
+use super::op::{Op, Saved};
 use super::tape::{self, lock, Node, Source, TapeRef, Unconnected};
 use super::tensor::Tensor;
 use super::variable::Variable;
@@ -31,14 +32,23 @@ pub enum Assign {
 /// Sees every op, variable read and assignment a context executes, with the tensors'
 /// identities: the seam a graph recorder (`tf.function` tracing) attaches to. An input
 /// whose id no earlier `op` produced is a capture (a constant, an argument, or a variable
-/// read reported by `read_variable`).
+/// read reported by `read_variable`). `saved` is the state a custom op's forward kept for
+/// its backward, which a recorder must refuse (a replay would differentiate with the
+/// trace's state); `previous` is the value an assignment replaced, so a recorder can undo
+/// the assignments of a trace it throws away.
 pub trait Observer: Send {
-    fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor]);
+    fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor], saved: Option<&Saved>);
     fn read_variable(&mut self, var: &Variable, value: &Tensor) {
         let _ = (var, value);
     }
-    fn assign_variable(&mut self, var: &Variable, how: Assign, value: &Tensor) {
-        let _ = (var, how, value);
+    fn assign_variable(
+        &mut self,
+        var: &Variable,
+        how: Assign,
+        value: &Tensor,
+        previous: &Arc<NdArray>,
+    ) {
+        let _ = (var, how, value, previous);
     }
 }
 
@@ -81,11 +91,32 @@ impl Eager {
     /// Runs `op` on `inputs`, records it on every active tape that tracks an input, and
     /// tells the observers. Returns the outputs, each a new tensor.
     pub fn execute(&mut self, op: Op, inputs: &[Tensor]) -> OpResult<Vec<Tensor>> {
-        let arrays: Vec<&NdArray> = inputs.iter().map(Tensor::value).collect();
-        let out = op.forward(self.device.as_ref(), &arrays)?;
+        self.execute_cow(Cow::Owned(op), inputs)
+    }
+
+    /// [`execute`](Self::execute) for a borrowed op (a graph's step): the op is cloned only
+    /// when a tape records it, so a replay with no tape active copies no op.
+    pub fn execute_ref(&mut self, op: &Op, inputs: &[Tensor]) -> OpResult<Vec<Tensor>> {
+        self.execute_cow(Cow::Borrowed(op), inputs)
+    }
+
+    fn execute_cow(&mut self, op: Cow<'_, Op>, inputs: &[Tensor]) -> OpResult<Vec<Tensor>> {
+        // Most ops take up to three inputs: their arrays are gathered on the stack, so a
+        // replayed graph allocates nothing per op beyond the outputs.
+        let dev = self.device.as_ref();
+        let out = match inputs {
+            [] => op.forward(dev, &[])?,
+            [a] => op.forward(dev, &[a.value()])?,
+            [a, b] => op.forward(dev, &[a.value(), b.value()])?,
+            [a, b, c] => op.forward(dev, &[a.value(), b.value(), c.value()])?,
+            many => {
+                let arrays: Vec<&NdArray> = many.iter().map(Tensor::value).collect();
+                op.forward(dev, &arrays)?
+            }
+        };
         let outputs: Vec<Tensor> = out.values.into_iter().map(Tensor::new).collect();
         for (_, o) in &mut self.observers {
-            o.op(&op, inputs, &outputs);
+            o.op(&op, inputs, &outputs, out.saved.as_ref());
         }
         if self.recording() {
             let mut op = Some(op);
@@ -99,7 +130,7 @@ impl Eager {
                     (Some(n), _) => n.clone(),
                     (None, Some(op)) => {
                         let n = Arc::new(Node {
-                            op,
+                            op: op.into_owned(),
                             inputs: inputs.to_vec(),
                             outputs: outputs.clone(),
                             saved: out.saved.clone(),
@@ -163,6 +194,7 @@ impl Eager {
     /// `var.assign(value)`, `assign_add`, `assign_sub`. Not differentiable (TF records
     /// nothing for assignments); observers see it. `value` must have the variable's dtype.
     pub fn assign(&mut self, var: &Variable, how: Assign, value: &Tensor) -> OpResult<()> {
+        let previous = var.snapshot();
         let new = match how {
             Assign::Set => value.value().clone(),
             Assign::Add | Assign::Sub => {
@@ -171,9 +203,8 @@ impl Eager {
                 } else {
                     Binary::Sub
                 };
-                let cur = var.snapshot();
                 let mut out = Op::Binary(op)
-                    .forward(self.device.as_ref(), &[&cur, value.value()])?
+                    .forward(self.device.as_ref(), &[&previous, value.value()])?
                     .values;
                 out.pop().ok_or_else(|| {
                     super::error::OpError::internal("assignment produced no value")
@@ -182,7 +213,7 @@ impl Eager {
         };
         var.store(new)?;
         for (_, o) in &mut self.observers {
-            o.assign_variable(var, how, value);
+            o.assign_variable(var, how, value, &previous);
         }
         Ok(())
     }

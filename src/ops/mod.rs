@@ -25,6 +25,9 @@
 //! - [`Eager`] (`eager.rs`): the execution context: device, active tapes, observers;
 //!   `device_io.rs` moves arrays to and from the device for the float32 paths.
 //! - [`Tape`] (`tape.rs`): recording and the backward pass ([`backward`], jacobians).
+//! - [`Graph`] (`graph/`): a traced function as data (placeholders, captured constants and
+//!   variables, steps, outputs), the [`Recorder`] that builds one by observing a context,
+//!   and its replay without the interpreter (`tf.function`, and replica threads).
 //!
 //! # Using it
 //!
@@ -52,6 +55,7 @@ mod device_io;
 mod eager;
 mod elementwise;
 mod error;
+mod graph;
 mod index;
 mod linalg;
 mod loss;
@@ -75,6 +79,10 @@ pub use elementwise::{
     square, stop_gradient, sub, unary, zeros_like, Binary, Pointwise, Unary,
 };
 pub use error::{dims, kernel_dtype_name, ErrorClass, OpError, OpResult};
+pub use graph::{
+    format_g, format_tensor, Capture, Graph, PrintPart, PrintSpec, PrintStream, Printer, Recorder,
+    Silent, Slot, StaticShape, Step,
+};
 pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
 pub use linalg::{matmul, MatMul};
 pub use loss::{loss, Loss};

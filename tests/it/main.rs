@@ -51,6 +51,7 @@ mod tensor_numpy_reference;
 mod tf_data;
 mod tf_data_ops;
 mod tf_devices;
+mod tf_function;
 mod tf_gradients;
 mod tf_keras_objects;
 mod tf_nan;

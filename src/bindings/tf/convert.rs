@@ -229,6 +229,10 @@ pub fn to_array(
     strict: bool,
     ctx: &mut dyn Ctx,
 ) -> PyResult<NdArray> {
+    if let Some(t) = v.downcast::<Tensor>() {
+        // The value leaves the op path here: a trace cannot replay it.
+        super::function::trace::value_read(ctx, &t.tensor, "a tensor converted to an array");
+    }
     if let Some(a) = held_array(v) {
         return match dtype {
             Some(d) if d != a.dtype() => {

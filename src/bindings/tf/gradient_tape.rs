@@ -276,6 +276,8 @@ impl GradientTape {
     }
 
     fn gradient(&self, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        // A gradient's ops bake in the shapes they were computed for.
+        super::function::trace::shapes_baked(ctx);
         let s = args.bind(
             "gradient",
             &[
@@ -349,6 +351,7 @@ impl GradientTape {
     }
 
     fn jacobian(&self, args: &Args, ctx: &mut dyn Ctx, batch: bool) -> PyResult<Value> {
+        super::function::trace::shapes_baked(ctx);
         let name = if batch { "batch_jacobian" } else { "jacobian" };
         let second = if batch { "source" } else { "sources" };
         let s = args.bind(

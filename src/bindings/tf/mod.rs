@@ -12,7 +12,9 @@
 //! `convert.rs` for TF's conversion rules between language values and tensors); the one
 //! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
 //! `tf.math`, `shape_ops.rs` for creation, shape and selection, `nn.rs` for `tf.nn`,
-//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); devices
+//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); `function/`
+//! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
+//! `tf.cond`, `tf.while_loop`); devices
 //! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
 //! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
 //! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
@@ -25,6 +27,7 @@ pub mod distribute;
 pub mod dtypes;
 pub mod eager;
 pub mod errors;
+pub mod function;
 pub mod gradient_tape;
 pub mod keras;
 pub mod mistakes;
@@ -100,6 +103,8 @@ pub struct TfState {
     pub eager: crate::ops::Eager,
     pub random: random::RandomState,
     pub tape_warnings: gradient_tape::TapeWarnings,
+    /// The `tf.function` traces in progress.
+    pub tracing: function::Tracing,
 }
 
 /// The module object. Each import builds a fresh namespace; everything that must survive
@@ -122,6 +127,9 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
         m.set(name, v);
     }
     for (name, v) in gradient_tape::values() {
+        m.set(name, v);
+    }
+    for (name, v) in function::values() {
         m.set(name, v);
     }
     ops::register(&m);

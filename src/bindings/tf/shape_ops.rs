@@ -79,6 +79,9 @@ fn range(args: &Args, ctx: &mut dyn Ctx) -> R {
 
 fn shape_of(args: &Args, ctx: &mut dyn Ctx) -> R {
     let s = args.bind("shape", &["input", "out_type", "name"], 1)?;
+    if let Some(t) = arg(&s, 0).downcast::<super::tensor::Tensor>() {
+        super::function::trace::shape_read(ctx, &t.tensor);
+    }
     let a = super::convert::held_array(arg(&s, 0)).map_or_else(
         || to_array(arg(&s, 0), None, false, ctx).map(std::sync::Arc::new),
         Ok,

@@ -3,12 +3,16 @@
 //! dtype=..., numpy=...>` as repr), `.numpy()`, `.shape` as a `TensorShape`, indexing and
 //! iteration over the first axis, and the operators. Operators, indexing and iteration run
 //! ops of the op library through the session's execution context (`eager.rs`), so a
-//! gradient tape records them; operands convert by TF's rules (`convert.rs`).
+//! gradient tape records them; operands convert by TF's rules (`convert.rs`). While a
+//! `tf.function` traces, a tensor it made prints as a graph tensor and reports reads of its
+//! value (`function/trace.rs`).
 
 use std::any::Any;
 
 use super::convert::{numpy_value, tensor_as, tensor_of, tf_dtype, variable_of};
 use super::eager::{apply, run, wrap};
+use super::function::concrete::{symbolic_repr, symbolic_str};
+use super::function::trace;
 use super::shape::TensorShape;
 use super::{bound, ListIter, TfError};
 use crate::bindings::numpy::convert::python_scalar;
@@ -189,6 +193,9 @@ fn index_int(v: &Value, ctx: &mut dyn Ctx) -> PyResult<i64> {
     if let Value::Int(i) = v {
         return Ok(*i);
     }
+    if let Some(t) = v.downcast::<Tensor>() {
+        trace::value_read(ctx, &t.tensor, "a tensor as an index");
+    }
     match super::convert::held_array(v) {
         Some(a) if a.ndim() == 0 && a.dtype().is_int() => {
             Ok(a.scalar_at(0).map_or(0, |s| s.as_i64()))
@@ -258,6 +265,9 @@ fn boolean_mask(e: &mut Eager, t: &ops::Tensor, mask: &NdArray) -> OpResult<ops:
 /// boolean mask for a bool tensor.
 pub fn tensor_getitem(t: ops::Tensor, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
     if let Some(mask) = bool_mask(key) {
+        if let Some(k) = key.downcast::<Tensor>() {
+            trace::value_read(ctx, &k.tensor, "a boolean mask");
+        }
         return apply(ctx, |e| boolean_mask(e, &t, &mask));
     }
     let items = match key {
@@ -273,6 +283,7 @@ pub fn tensor_getitem(t: ops::Tensor, key: &Value, ctx: &mut dyn Ctx) -> PyResul
 
 /// Iterating a tensor yields `t[0]`, `t[1]`, ... (slices the tape can see).
 pub fn tensor_iter(t: ops::Tensor, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    trace::shape_read(ctx, &t);
     let Some(&n) = t.shape().first() else {
         return Err(PyErr::type_error("Cannot iterate over a scalar tensor."));
     };
@@ -322,7 +333,10 @@ impl Object for Tensor {
     fn type_name(&self) -> String {
         "EagerTensor".into()
     }
-    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+    fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        if let Some((name, shape)) = trace::symbol(ctx, &self.tensor) {
+            return Ok(symbolic_repr(&name, &shape, self.tensor.dtype()));
+        }
         let a = self.tensor.value();
         Ok(format!(
             "<tf.Tensor: shape={}, dtype={}, numpy={}>",
@@ -331,7 +345,10 @@ impl Object for Tensor {
             numpy_text(a, true)
         ))
     }
-    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        if let Some((name, shape)) = trace::symbol(ctx, &self.tensor) {
+            return Ok(symbolic_str(&name, &shape, self.tensor.dtype()));
+        }
         let a = self.tensor.value();
         Ok(format!(
             "tf.Tensor({}, shape={}, dtype={})",
@@ -340,7 +357,22 @@ impl Object for Tensor {
             a.dtype().name()
         ))
     }
-    fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+    fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        if trace::active(ctx) {
+            // A graph tensor: TF's static shape, no `numpy`, and its value read noted.
+            if let Some((_, shape)) = trace::symbol(ctx, &self.tensor) {
+                match name {
+                    "shape" => return Ok(Some(Value::native(TensorShape { dims: shape }))),
+                    "numpy" if trace::is_dynamic(ctx, &self.tensor) => {
+                        return Err(trace::no_numpy())
+                    }
+                    "__float__" | "__int__" | "__index__" => {
+                        trace::value_read(ctx, &self.tensor, &format!("{name}(tensor)"))
+                    }
+                    _ => {}
+                }
+            }
+        }
         Ok(array_attr::<Tensor>(this, self.tensor.value(), name, |t| {
             t.tensor.value().clone()
         }))
@@ -360,10 +392,12 @@ impl Object for Tensor {
     fn unary(&self, op: UnaryOp, ctx: &mut dyn Ctx) -> PyResult<Value> {
         tensor_unary(self.tensor.clone(), op, ctx)
     }
-    fn truthy(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
+    fn truthy(&self, ctx: &mut dyn Ctx) -> PyResult<Option<bool>> {
+        trace::value_read(ctx, &self.tensor, "bool(tensor)");
         array_truthy(self.tensor.value())
     }
-    fn len(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+    fn len(&self, ctx: &mut dyn Ctx) -> PyResult<Option<usize>> {
+        trace::shape_read(ctx, &self.tensor);
         match self.tensor.shape().first() {
             Some(n) => Ok(Some(*n)),
             None => Err(PyErr::type_error("Scalar tensor has no `len()`")),

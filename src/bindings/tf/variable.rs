@@ -60,7 +60,17 @@ impl Variable {
 
     /// `assign`, `assign_add`, `assign_sub`: `v` converted to the variable's dtype.
     fn update(&self, how: Assign, v: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
-        let value = ops::Tensor::new(to_array(v, Some(self.var.dtype()), false, ctx)?);
+        // A tensor of the variable's dtype is assigned as itself, so a graph recorder sees
+        // which computation the value came from.
+        let value = match v.downcast::<super::tensor::Tensor>() {
+            Some(t) if t.tensor.dtype() == self.var.dtype() => t.tensor.clone(),
+            Some(t) => {
+                let t = t.tensor.clone();
+                let d = self.var.dtype();
+                run(ctx, |e| ops::cast(e, &t, d))?
+            }
+            None => ops::Tensor::new(to_array(v, Some(self.var.dtype()), false, ctx)?),
+        };
         run(ctx, |e| e.assign(&self.var, how, &value))
     }
 }
@@ -323,12 +333,24 @@ pub fn variable_ctor(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         other => other.clone(),
     };
     let dtype = dtype_arg(s[6].as_ref(), ctx)?;
-    let a = to_array(&init, dtype, false, ctx)?;
+    // An initial value is read once, when the variable is made (a traced function makes
+    // its variables on the first call only), so reading it is no value read of a trace.
+    let a = match init.downcast::<super::tensor::Tensor>() {
+        Some(t) => {
+            let a = t.tensor.value();
+            dtype.map_or_else(|| a.clone(), |d| a.astype(d))
+        }
+        None => to_array(&init, dtype, false, ctx)?,
+    };
     let trainable = given(&s[1]).map_or(Ok(true), |v| v.as_bool_strict())?;
     let name = match given(&s[4]) {
         Some(v) => v.as_str()?.to_string(),
         None => "Variable".to_string(),
     };
     super::config::initialize(ctx);
-    Ok(make_variable(ctx, a, &name, trainable))
+    let v = make_variable(ctx, a, &name, trainable);
+    if let Some(var) = super::convert::variable_of(&v) {
+        super::function::trace::variable_created(ctx, &var)?;
+    }
+    Ok(v)
 }

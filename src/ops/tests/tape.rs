@@ -421,7 +421,7 @@ fn a_custom_op_records_and_differentiates_like_any_other() {
 struct Log(Arc<Mutex<Vec<String>>>);
 
 impl Observer for Log {
-    fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor]) {
+    fn op(&mut self, op: &Op, inputs: &[Tensor], outputs: &[Tensor], _saved: Option<&Saved>) {
         let ids = |ts: &[Tensor]| {
             ts.iter()
                 .map(|t| t.id().raw().to_string())
@@ -437,7 +437,13 @@ impl Observer for Log {
             .unwrap_or_else(|p| p.into_inner())
             .push(format!("read {}->{}", var.name(), value.id().raw()));
     }
-    fn assign_variable(&mut self, var: &Variable, how: Assign, _value: &Tensor) {
+    fn assign_variable(
+        &mut self,
+        var: &Variable,
+        how: Assign,
+        _value: &Tensor,
+        _previous: &Arc<NdArray>,
+    ) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
