@@ -129,6 +129,8 @@ impl Replica {
         self.iterations = 0;
         self.learning_rate = opt.learning_rate;
         self.compile = Some(compile.clone());
+        // Buffers made before (by `predict`) have no room for the loss's targets.
+        self.bufs = None;
         Ok(())
     }
 
