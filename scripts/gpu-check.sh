@@ -3,9 +3,10 @@
 # builds the release binary and the integration-test binary, runs the GPU tests (CUDA ops against the
 # CPU device, GPU replicas through MirroredStrategy and keras fit, the mirror invariant, a
 # notebook session on the GPUs, the device errors), runs `mirror-kernel bench train --device
-# gpu` (the device layer, then keras fit on MirroredStrategy as a notebook trains), runs the
-# device-level GPU benchmark, and, when PyTorch is importable, times the same MLP in PyTorch on
-# the same GPU and reports the ratio. Every step has its own time limit, cut to what is left of
+# gpu` (the device layer, then keras fit on MirroredStrategy as a notebook trains: the MLP, and
+# the CNN Conv32-Pool-Conv64-Pool-Dense10 on 28x28x1), runs the device-level GPU benchmark,
+# and, when PyTorch is importable, times the same MLP and CNN in PyTorch on the same GPU and
+# reports the ratios. Every step has its own time limit, cut to what is left of
 # a 290-second budget, so the whole check stays under five minutes; a failing step is reported
 # and the check moves on. Exit status: 0 when the build and the GPU tests passed, 1 otherwise.
 #
@@ -149,7 +150,7 @@ fi
 if timeout "$(limit 60)" "$bin" bench train --device gpu > "$report/bench-cli.txt" 2>&1 \
     && [ -s "$report/bench-cli.txt" ]; then
     say "bench CLI (mirror-kernel bench train --device gpu):"
-    tail -n 20 "$report/bench-cli.txt" | tee -a "$summary"
+    tail -n 24 "$report/bench-cli.txt" | tee -a "$summary"
 else
     say "bench CLI: not available, failed or silent: $(head -c 300 "$report/bench-cli.txt" | tr '\n' ' ')"
 fi
@@ -167,7 +168,10 @@ else
 fi
 ours=$(grep -m1 '^bench replicas=1 ' "$report/bench-device.txt" | sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p')
 
-# 6. PyTorch on the same GPU, same model, same batch, same data size, loss read every step.
+our_cnn=$(grep -m1 '^keras fit CNN on MirroredStrategy, 1 GPU replica' "$report/bench-cli.txt" 2>/dev/null \
+    | sed -n 's/.*: \([0-9]*\) samples\/s.*/\1/p')
+
+# 6. PyTorch on the same GPU, same models, same batch, same data size, loss read every step.
 if timeout "$(limit 20)" python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
     timeout "$(limit 40)" python3 - > "$report/torch.txt" 2>&1 << 'PY'
 import time
@@ -207,12 +211,48 @@ last = run(20, steps)
 secs = time.perf_counter() - t0
 print(f"torch {torch.__version__} samples_per_sec={(steps - 20) * batch / secs:.0f} "
       f"step_ms={secs * 1e3 / (steps - 20):.3f} last_loss={last:.4f}")
+
+# The CNN, NHWC data turned to PyTorch's NCHW on the GPU, as Keras's layers see it.
+x = x.reshape(n, 28, 28, 1)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 32, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(32, 64, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(1600, 10),
+).to(dev)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
+
+
+def run_cnn(first, last):
+    loss = None
+    for s in range(first, last):
+        xb = x[s * batch:(s + 1) * batch].to(dev).permute(0, 3, 1, 2)
+        yb = y[s * batch:(s + 1) * batch].to(dev)
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()
+        loss = loss.item()
+    torch.cuda.synchronize()
+    return loss
+
+
+run_cnn(0, 20)
+t0 = time.perf_counter()
+last = run_cnn(20, steps)
+secs = time.perf_counter() - t0
+print(f"torch-cnn {torch.__version__} samples_per_sec={(steps - 20) * batch / secs:.0f} "
+      f"step_ms={secs * 1e3 / (steps - 20):.3f} last_loss={last:.4f}")
 PY
     if grep -q '^torch ' "$report/torch.txt"; then
         grep '^torch ' "$report/torch.txt" | tee -a "$summary"
         theirs=$(sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p' "$report/torch.txt" | head -1)
         if [ -n "$ours" ] && [ -n "$theirs" ]; then
             say "ratio mirror-kernel/PyTorch samples/s (1 GPU): $(python3 -c "print(f'{$ours / $theirs:.2f}')")"
+        fi
+        grep '^torch-cnn ' "$report/torch.txt" | tee -a "$summary"
+        theirs_cnn=$(sed -n 's/^torch-cnn .*samples_per_sec=\([0-9.]*\).*/\1/p' "$report/torch.txt" | head -1)
+        if [ -n "$our_cnn" ] && [ -n "$theirs_cnn" ]; then
+            say "ratio mirror-kernel/PyTorch CNN samples/s (keras fit, 1 GPU): $(python3 -c "print(f'{$our_cnn / $theirs_cnn:.2f}')")"
         fi
     else
         say "PyTorch run failed: $(tail -n 3 "$report/torch.txt" | tr '\n' ' ')"

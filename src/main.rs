@@ -58,8 +58,13 @@ enum Command {
         #[arg(long)]
         allow_errors: bool,
     },
-    /// Run a Python file without Jupyter, with terminal output.
-    Exec { file: PathBuf },
+    /// Run a Python file without Jupyter, with terminal output; ARGS become `sys.argv[1:]`.
+    Exec {
+        file: PathBuf,
+        /// Arguments for the script, as after `python FILE`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Measure the engine and the interpreter; prints ratios, asserts nothing.
     Bench {
         #[command(subcommand)]
@@ -184,8 +189,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Command::Exec { file } => {
-            let status = runner::exec_script(&file)
+        Command::Exec { file, args } => {
+            let status = runner::exec_script_with_args(&file, &args)
                 .with_context(|| format!("running {}", file.display()))?;
             Ok(ExitCode::from(u8::try_from(status).unwrap_or(1)))
         }

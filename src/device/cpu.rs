@@ -1,18 +1,25 @@
 //! The host implementation of [`Device`](super::Device): f32 buffers in plain vectors,
-//! matrix products on a fast GEMM crate, everything else in tight loops. One `CpuDevice`
-//! serves one replica and runs on that replica's thread, so it never spawns threads itself.
+//! matrix products on our AVX-512 kernel (`cpu/sgemm.rs`) where the CPU has it and on a
+//! fast GEMM crate elsewhere, everything else in tight vectorized loops. One
+//! `CpuDevice` serves one replica and runs on that replica's thread; it splits its work over
+//! a budget of threads (`cpu/par.rs`): every core for a lone device, the cores left to each
+//! replica when a strategy runs several, so replicas never oversubscribe the machine.
 //! The element-wise maths lives in `cpu/math.rs`, losses in `cpu/loss.rs`, optimizer rules
-//! in `cpu/opt.rs` and windowed operations (im2col, pooling) in `cpu/window.rs`; this file
+//! in `cpu/opt.rs`, windowed operations (im2col, pooling) in
+//! `cpu/window.rs`, and the run-time choice of vector width in `cpu/simd.rs`; this file
 //! only checks shapes and dispatches. It must not know about layers or models.
 
 mod loss;
-mod math;
+pub(crate) mod math;
 mod opt;
+pub mod par;
 pub mod ring;
+mod sgemm;
+pub mod simd;
 pub(crate) mod spin;
 mod window;
 
-pub use math::{dropout_uniform, erf};
+pub use math::{dropout_uniform, erf, grad_from_output};
 pub use ring::RingAllReduce;
 
 use super::{
@@ -22,11 +29,28 @@ use super::{
 /// A CPU replica's device (`CPU:0`, or a logical CPU device `CPU:1`, ...).
 pub struct CpuDevice {
     pub index: usize,
+    /// How many threads its operations may split over (at least 1).
+    threads: usize,
 }
 
 impl CpuDevice {
+    /// A device that uses every core, or the share [`par::set_thread_budget`] gave the
+    /// thread that makes it.
     pub fn new(index: usize) -> Self {
-        CpuDevice { index }
+        CpuDevice::with_threads(index, par::current_budget())
+    }
+
+    /// A device that splits its work over `threads` threads (1: all on the caller's).
+    pub fn with_threads(index: usize, threads: usize) -> Self {
+        CpuDevice {
+            index,
+            threads: threads.max(1),
+        }
+    }
+
+    /// The threads its operations split over.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -83,6 +107,32 @@ impl Device for CpuDevice {
         let d = host_mut(dst)?;
         same_len("write", data.len(), d.len())?;
         d.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn gather_rows(
+        &self,
+        src: &[f32],
+        row_len: usize,
+        rows: &[usize],
+        dst: &mut DTensor,
+    ) -> DResult<()> {
+        let d = host_mut(dst)?;
+        same_len("gather_rows", d.len(), rows.len() * row_len)?;
+        let outside = |r: usize| {
+            r.checked_add(1)
+                .and_then(|e| e.checked_mul(row_len))
+                .is_none_or(|e| e > src.len())
+        };
+        if let Some(&bad) = rows.iter().find(|&&r| outside(r)) {
+            return Err(super::row_error(bad));
+        }
+        let min = (par::MIN_PARALLEL_ELEMS / row_len.max(1)).max(1);
+        par::for_chunks(self.threads, d, row_len, min, |first, part| {
+            for (dst, &r) in part.chunks_exact_mut(row_len.max(1)).zip(&rows[first..]) {
+                dst.copy_from_slice(&src[r * row_len..(r + 1) * row_len]);
+            }
+        });
         Ok(())
     }
 
@@ -145,6 +195,23 @@ impl Device for CpuDevice {
                 .for_each(|x| *x = if beta == 0.0 { 0.0 } else { *x * beta });
             return Ok(());
         }
+        if sgemm::available() {
+            sgemm::gemm(
+                m,
+                n,
+                k,
+                av,
+                trans_a,
+                bv,
+                trans_b,
+                cv,
+                alpha,
+                beta,
+                sgemm::Post::NONE,
+                self.threads,
+            );
+            return Ok(());
+        }
         // Strides (row, column) of op(a) and op(b) over their row-major storage.
         let (a_rs, a_cs) = if trans_a { (1, ac) } else { (ac, 1) };
         let (b_rs, b_cs) = if trans_b { (1, bc) } else { (bc, 1) };
@@ -172,40 +239,72 @@ impl Device for CpuDevice {
                 false,
                 false,
                 false,
-                gemm::Parallelism::None,
+                // The crate splits the output into tiles over the threads and never splits
+                // a dot product, so the bits do not depend on the thread count.
+                if self.threads > 1 {
+                    gemm::Parallelism::Rayon(self.threads)
+                } else {
+                    gemm::Parallelism::None
+                },
             );
         }
         Ok(())
     }
 
-    fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()> {
-        let (_, cols) = x.rows_cols();
-        let b = host(bias)?;
-        same_len("add_bias", cols, b.len())?;
-        if cols == 0 {
-            return Ok(());
+    fn gemm_bias_act(
+        &self,
+        a: &DTensor,
+        b: &DTensor,
+        c: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        let (m, k) = a.rows_cols();
+        let (k2, n) = b.rows_cols();
+        let (cr, cc) = c.rows_cols();
+        let shapes_fit = k > 0 && k == k2 && m == cr && n == cc;
+        let relu = act == Activation::Relu;
+        if !sgemm::available() || !shapes_fit || !(relu || act == Activation::Linear) {
+            // The GEMM crate, another activation, or the shape error the product reports.
+            return super::gemm_then_bias_act(self, a, b, c, bias, act);
         }
-        for row in host_mut(x)?.chunks_exact_mut(cols) {
-            row.iter_mut().zip(b).for_each(|(v, b)| *v += *b);
-        }
+        let bv = match bias {
+            Some(t) => {
+                let v = host(t)?;
+                same_len("add_bias", n, v.len())?;
+                Some(v)
+            }
+            None => None,
+        };
+        let (av, bm) = (host(a)?, host(b)?);
+        let cv = host_mut(c)?;
+        let post = sgemm::Post { bias: bv, relu };
+        sgemm::gemm(
+            m,
+            n,
+            k,
+            av,
+            false,
+            bm,
+            false,
+            cv,
+            1.0,
+            0.0,
+            post,
+            self.threads,
+        );
         Ok(())
+    }
+
+    fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()> {
+        self.bias_activate(Activation::Linear, x, Some(bias))
     }
 
     fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()> {
         let (_, cols) = x.rows_cols();
         let o = host_mut(out)?;
         same_len("sum_rows", cols, o.len())?;
-        if beta == 0.0 {
-            o.fill(0.0);
-        } else {
-            o.iter_mut().for_each(|v| *v *= beta);
-        }
-        if cols == 0 {
-            return Ok(());
-        }
-        for row in host(x)?.chunks_exact(cols) {
-            o.iter_mut().zip(row).for_each(|(o, v)| *o += *v);
-        }
+        math::sum_rows(host(x)?, o, beta, self.threads);
         Ok(())
     }
 
@@ -213,7 +312,26 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("activate", xv.len(), yv.len())?;
-        math::activate(act, xv, yv);
+        math::activate(act, xv, yv, self.threads);
+        Ok(())
+    }
+
+    fn bias_activate(
+        &self,
+        act: Activation,
+        x: &mut DTensor,
+        bias: Option<&DTensor>,
+    ) -> DResult<()> {
+        let (_, cols) = x.rows_cols();
+        let b = match bias {
+            Some(b) => {
+                let b = host(b)?;
+                same_len("add_bias", cols, b.len())?;
+                b
+            }
+            None => &[],
+        };
+        math::bias_activate(act, host_mut(x)?, b, self.threads);
         Ok(())
     }
 
@@ -230,7 +348,7 @@ impl Device for CpuDevice {
         same_len("activate_grad", xv.len(), yv.len())?;
         same_len("activate_grad", xv.len(), dyv.len())?;
         same_len("activate_grad", xv.len(), dxv.len())?;
-        math::activate_grad(act, xv, yv, dyv, dxv);
+        math::activate_grad(act, xv, yv, dyv, dxv, self.threads);
         Ok(())
     }
 
@@ -239,7 +357,7 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("softmax_rows", xv.len(), yv.len())?;
-        math::softmax_rows(xv, yv, cols, log);
+        math::softmax_rows(xv, yv, cols, log, self.threads);
         Ok(())
     }
 
@@ -255,7 +373,7 @@ impl Device for CpuDevice {
         let dxv = host_mut(dx)?;
         same_len("softmax_rows_grad", yv.len(), dyv.len())?;
         same_len("softmax_rows_grad", yv.len(), dxv.len())?;
-        math::softmax_rows_grad(yv, dyv, dxv, cols, log);
+        math::softmax_rows_grad(yv, dyv, dxv, cols, log, self.threads);
         Ok(())
     }
 
@@ -286,13 +404,7 @@ impl Device for CpuDevice {
         let xv = host(x)?;
         let yv = host_mut(y)?;
         same_len("axpby", xv.len(), yv.len())?;
-        if beta == 0.0 {
-            yv.iter_mut().zip(xv).for_each(|(y, x)| *y = alpha * *x);
-        } else {
-            yv.iter_mut()
-                .zip(xv)
-                .for_each(|(y, x)| *y = alpha * *x + beta * *y);
-        }
+        math::axpby(alpha, xv, beta, yv, self.threads);
         Ok(())
     }
 
@@ -301,9 +413,7 @@ impl Device for CpuDevice {
         let o = host_mut(out)?;
         same_len("mul", av.len(), bv.len())?;
         same_len("mul", av.len(), o.len())?;
-        o.iter_mut()
-            .zip(av.iter().zip(bv))
-            .for_each(|(o, (a, b))| *o = *a * *b);
+        math::mul(av, bv, o, self.threads);
         Ok(())
     }
 
@@ -312,16 +422,16 @@ impl Device for CpuDevice {
     }
 
     fn dropout_mask(&self, seed: u64, rate: f32, mask: &mut DTensor) -> DResult<()> {
-        math::dropout_mask(seed, rate, host_mut(mask)?);
+        math::dropout_mask(seed, rate, host_mut(mask)?, self.threads);
         Ok(())
     }
 
     fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()> {
-        window::im2col(host(x)?, w, host_mut(cols)?)
+        window::im2col(host(x)?, w, host_mut(cols)?, self.threads)
     }
 
     fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()> {
-        window::col2im(host(cols)?, w, host_mut(dx)?)
+        window::col2im(host(cols)?, w, host_mut(dx)?, self.threads)
     }
 
     fn maxpool(
@@ -331,11 +441,29 @@ impl Device for CpuDevice {
         y: &mut DTensor,
         argmax: &mut DTensor,
     ) -> DResult<()> {
-        window::maxpool(host(x)?, w, host_mut(y)?, host_mut(argmax)?)
+        window::maxpool(host(x)?, w, host_mut(y)?, host_mut(argmax)?, self.threads)
     }
 
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()> {
         window::maxpool_grad(host(dy)?, host(argmax)?, host_mut(dx)?)
+    }
+
+    fn maxpool_backward(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        window::maxpool_backward(host(x)?, w, host(dy)?, host_mut(dx)?, self.threads)
+    }
+
+    fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+        window::avgpool(host(x)?, w, host_mut(y)?, self.threads)
+    }
+
+    fn avgpool_backward(&self, w: &Window, dy: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        window::avgpool_backward(w, host(dy)?, host_mut(dx)?, self.threads)
     }
 
     fn optimizer_step(

@@ -179,6 +179,38 @@ pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {
     }
 }
 
+/// [`Device::gemm_bias_act`] unfused: the product, then the bias and activation pass.
+pub(crate) fn gemm_then_bias_act<D: Device + ?Sized>(
+    dev: &D,
+    a: &DTensor,
+    b: &DTensor,
+    c: &mut DTensor,
+    bias: Option<&DTensor>,
+    act: Activation,
+) -> DResult<()> {
+    dev.gemm(a, false, b, false, c, 1.0, 0.0)?;
+    if bias.is_some() || act != Activation::Linear {
+        dev.bias_activate(act, c, bias)?;
+    }
+    Ok(())
+}
+
+/// The error of a row index past the end of a gathered matrix.
+pub(crate) fn row_error(row: usize) -> DeviceError {
+    DeviceError::Shape {
+        op: "gather_rows",
+        detail: format!("row {row} is outside the data"),
+    }
+}
+
+/// A host copy of a device tensor, for the default methods that compute on the host.
+fn host_copy<D: Device + ?Sized>(dev: &D, t: &DTensor) -> DResult<DTensor> {
+    Ok(DTensor {
+        shape: t.shape.clone(),
+        buf: Buffer::Host(dev.download(t)?),
+    })
+}
+
 /// The operations the engine needs. Every method checks shapes and returns
 /// `DeviceError::Shape` rather than panicking. Outputs are written into tensors the caller
 /// allocated with `zeros`, so steady-state training allocates nothing.
@@ -193,6 +225,26 @@ pub trait Device: Send {
     fn copy(&self, src: &DTensor, dst: &mut DTensor) -> DResult<()>;
     /// Overwrites `dst` with host data (same length): batches in, without reallocating.
     fn write(&self, data: &[f32], dst: &mut DTensor) -> DResult<()>;
+
+    /// Fills `dst` with the rows `rows` of the row-major host matrix `src` (`row_len` values
+    /// per row), in order: a shuffled batch gathered straight from the data set. A row
+    /// outside `src` is a shape error. The default gathers on the host, then writes.
+    fn gather_rows(
+        &self,
+        src: &[f32],
+        row_len: usize,
+        rows: &[usize],
+        dst: &mut DTensor,
+    ) -> DResult<()> {
+        let mut batch = Vec::with_capacity(rows.len() * row_len);
+        for &r in rows {
+            match src.get(r * row_len..(r + 1) * row_len) {
+                Some(row) => batch.extend_from_slice(row),
+                None => return Err(row_error(r)),
+            }
+        }
+        self.write(&batch, dst)
+    }
 
     /// Copies `len` elements from `src[src_offset..]` into `dst[dst_offset..]`: how the
     /// training step packs per-variable gradients into one flat buffer for the all-reduce
@@ -240,12 +292,42 @@ pub trait Device: Send {
         beta: f32,
     ) -> DResult<()>;
 
+    /// `c = act(a @ b + bias)` for row-major `a` and `b` (`bias` one value per column, or
+    /// none): a layer's product, bias and activation, fused where the device can (the CPU
+    /// adds the bias and applies ReLU as it stores each tile of the product, so the largest
+    /// tensor of a convolution is written once instead of three times). The default runs
+    /// [`Device::gemm`] and [`Device::bias_activate`] one after the other.
+    fn gemm_bias_act(
+        &self,
+        a: &DTensor,
+        b: &DTensor,
+        c: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        gemm_then_bias_act(self, a, b, c, bias, act)
+    }
+
     /// `x[r, :] += bias` for every row.
     fn add_bias(&self, x: &mut DTensor, bias: &DTensor) -> DResult<()>;
     /// `out[j] = beta * out[j] + sum_r x[r, j]` (the bias gradient).
     fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()>;
 
     fn activate(&self, act: Activation, x: &DTensor, y: &mut DTensor) -> DResult<()>;
+    /// `x[r, :] = act(x[r, :] + bias)` in place for every row (no bias when `None`): a
+    /// layer's bias and activation in one pass over its output.
+    /// The default goes through the host; devices override it.
+    fn bias_activate(
+        &self,
+        act: Activation,
+        x: &mut DTensor,
+        bias: Option<&DTensor>,
+    ) -> DResult<()> {
+        let mut h = host_copy(self, x)?;
+        let b = bias.map(|b| host_copy(self, b)).transpose()?;
+        cpu::CpuDevice::with_threads(0, 1).bias_activate(act, &mut h, b.as_ref())?;
+        self.write(cpu::host(&h)?, x)
+    }
     /// `dx = dy * act'(x)`; `y = act(x)` is passed too since some derivatives use it.
     fn activate_grad(
         &self,
@@ -295,7 +377,51 @@ pub trait Device: Send {
     fn im2col(&self, x: &DTensor, w: &Window, cols: &mut DTensor) -> DResult<()>;
     /// The adjoint of `im2col`: accumulates patch gradients back into `dx` (overwritten).
     fn col2im(&self, cols: &DTensor, w: &Window, dx: &mut DTensor) -> DResult<()>;
-    /// Max pooling; `argmax` records, per output element, the flat input index it came from.
+    /// 2-D convolution `z = conv(x, kernel)` over NHWC `x`, with `kernel` viewed as a
+    /// `(kernel_h * kernel_w * channels, filters)` matrix and `z` as `(batch * out_h * out_w,
+    /// filters)`. `cols` is scratch of im2col's shape that the device may fill with the
+    /// unfolded input; the backward passes must get it unchanged. The default is im2col and
+    /// one GEMM; a device may convolve directly where that is faster.
+    fn conv2d(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+    ) -> DResult<()> {
+        self.im2col(x, w, cols)?;
+        self.gemm(cols, false, kernel, false, z, 1.0, 0.0)
+    }
+    /// The kernel gradient of [`Device::conv2d`] (overwrites `dkernel`), given the forward
+    /// input `x` and the `cols` the forward pass left.
+    fn conv2d_filter_grad(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        cols: &DTensor,
+        dz: &DTensor,
+        dkernel: &mut DTensor,
+    ) -> DResult<()> {
+        let _ = (x, w);
+        self.gemm(cols, true, dz, false, dkernel, 1.0, 0.0)
+    }
+    /// The input gradient of [`Device::conv2d`] (overwrites `dx`), through the scratch
+    /// `dcols` of im2col's shape.
+    fn conv2d_input_grad(
+        &self,
+        dz: &DTensor,
+        kernel: &DTensor,
+        w: &Window,
+        dcols: &mut DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        self.gemm(dz, false, kernel, true, dcols, 1.0, 0.0)?;
+        self.col2im(dcols, w, dx)
+    }
+    /// Max pooling; padded positions never win and the first of equal values does.
+    /// `argmax` records, per output element, the flat input index it came from; pass an
+    /// empty tensor when nothing needs it ([`Device::maxpool_backward`] does not).
     fn maxpool(
         &self,
         x: &DTensor,
@@ -304,6 +430,38 @@ pub trait Device: Send {
         argmax: &mut DTensor,
     ) -> DResult<()>;
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()>;
+    /// The backward pass of max pooling from the forward input, as TensorFlow's
+    /// `MaxPoolGrad`: each output's gradient goes to the input [`Device::maxpool`] picked
+    /// (`dx` is overwritten). Deterministic also where windows overlap.
+    /// The default goes through the host; devices override it.
+    fn maxpool_backward(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        let (hx, hdy) = (host_copy(self, x)?, host_copy(self, dy)?);
+        let mut hdx = host_copy(self, dx)?;
+        cpu::CpuDevice::with_threads(0, 1).maxpool_backward(&hx, w, &hdy, &mut hdx)?;
+        self.write(cpu::host(&hdx)?, dx)
+    }
+    /// Average pooling over the window's positions inside the input (padding is not
+    /// counted, as in TensorFlow). The default goes through the host.
+    fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+        let hx = host_copy(self, x)?;
+        let mut hy = host_copy(self, y)?;
+        cpu::CpuDevice::with_threads(0, 1).avgpool(&hx, w, &mut hy)?;
+        self.write(cpu::host(&hy)?, y)
+    }
+    /// The backward pass of [`Device::avgpool`] (`dx` is overwritten). The default goes
+    /// through the host.
+    fn avgpool_backward(&self, w: &Window, dy: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        let hdy = host_copy(self, dy)?;
+        let mut hdx = host_copy(self, dx)?;
+        cpu::CpuDevice::with_threads(0, 1).avgpool_backward(w, &hdy, &mut hdx)?;
+        self.write(cpu::host(&hdx)?, dx)
+    }
 
     /// Applies one optimizer update to `param` in place; `slots` holds `opt.slots()` tensors.
     fn optimizer_step(

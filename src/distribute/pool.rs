@@ -15,6 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use super::DistributeError;
+use crate::device::cpu::par::cores;
 use crate::device::cpu::spin::spin_until;
 
 /// Worker threads get a roomy stack: model code may recurse through layers.
@@ -287,12 +288,6 @@ impl<S: 'static> Drop for ReplicaPool<S> {
             let _ = handle.join();
         }
     }
-}
-
-/// The number of cores this process may run on (read once).
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 thread_local! {

@@ -195,7 +195,11 @@ impl MirroredStrategy {
         }
         let specs = devices.clone();
         let make = factory.clone();
+        // Each replica's CPU work splits over its share of the cores: one replica (or a
+        // few) uses them all, and replicas that fill the cores run one thread each.
+        let threads = crate::device::cpu::par::share_of_cores(devices.len());
         let pool = ReplicaPool::new(devices.len(), move |rank| {
+            crate::device::cpu::par::set_thread_budget(threads);
             let spec = specs.get(rank).cloned().ok_or_else(|| {
                 DistributeError::InvalidInput(format!("no device for replica {rank}"))
             })?;

@@ -1,14 +1,20 @@
 //! The arithmetic of every layer on a device: forward, the loss at the output, and
 //! backward into per-variable gradients, over preallocated [`Buffers`] so a steady-state
-//! step allocates nothing on the device. Dense is one GEMM plus bias; Conv2D is im2col then
-//! GEMM against the kernel viewed as a `(kh*kw*in, filters)` matrix; the activation follows
-//! the core operation. Replica state (weights, slots, step counter) is `replica.rs`'s.
+//! step allocates nothing on the device. Dense is one GEMM; Conv2D is the device's
+//! convolution (im2col then GEMM against the kernel viewed as a `(kh*kw*in, filters)`
+//! matrix, unless the device convolves otherwise); bias and
+//! activation follow in one pass, in place when the activation's derivative can be read
+//! from its output (ReLU, sigmoid, tanh, ...), so those layers keep one tensor instead of
+//! two. Max pooling's backward pass reads the forward input, as TensorFlow's does, so the
+//! forward pass records nothing. Buffers for inference hold no gradients. Replica state
+//! (weights, slots, step counter) is `replica.rs`'s.
 
 use super::compile::CompileConfig;
 use super::config::{Act, LayerKind, ModelConfig, Padding, Plan};
-use super::error::KResult;
+use super::error::{KResult, KerasError};
 use super::replica::StepStats;
-use crate::device::{DResult, DTensor, Device, LossKind, Window};
+use crate::device::cpu::grad_from_output;
+use crate::device::{Activation, DResult, DTensor, Device, LossKind, Window};
 
 /// Where the loss reads its input. Keras's TensorFlow backend computes a cross-entropy on
 /// a softmax (or sigmoid) output from the logits underneath it; so do we, which is both
@@ -27,19 +33,34 @@ pub enum Fuse {
 pub struct Buffers {
     pub batch: usize,
     pub fuse: Fuse,
+    /// Whether they hold what a backward pass needs (gradients), or serve inference only.
+    pub train: bool,
     /// `acts[0]` is the input, `acts[i + 1]` layer i's output.
     acts: Vec<DTensor>,
     dacts: Vec<DTensor>,
-    /// Core output before a non-linear activation (Dense/Conv2D only).
+    /// Core output before an activation whose derivative needs it (Dense/Conv2D only).
     pre: Vec<Option<DTensor>>,
+    /// Gradient before a non-linear activation (Dense/Conv2D only).
     dpre: Vec<Option<DTensor>>,
     cols: Vec<Option<DTensor>>,
     dcols: Vec<Option<DTensor>>,
-    /// Pooling argmax or dropout mask.
+    /// Dropout mask.
     aux: Vec<Option<DTensor>>,
     windows: Vec<Option<Window>>,
     target: DTensor,
     per_example: DTensor,
+    /// An empty tensor: max pooling's argmax, which nothing reads.
+    empty: DTensor,
+}
+
+/// Whether a Dense/Conv2D layer keeps its pre-activation output: when the derivative of
+/// its activation needs it, or when the loss reads the logits under a fused softmax or
+/// sigmoid (`fused_last`).
+fn keeps_pre(act: Act, fused_last: bool) -> bool {
+    match act {
+        Act::Elem(a) => !grad_from_output(a) || (fused_last && a != Activation::Linear),
+        Act::Softmax | Act::LogSoftmax => true,
+    }
 }
 
 fn with_batch(batch: usize, shape: &[usize]) -> Vec<usize> {
@@ -78,6 +99,7 @@ fn make_window(
 }
 
 impl Buffers {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &dyn Device,
         config: &ModelConfig,
@@ -85,16 +107,25 @@ impl Buffers {
         batch: usize,
         fuse: Fuse,
         loss: Option<LossKind>,
+        train: bool,
     ) -> KResult<Buffers> {
         let n = config.layers.len();
+        let grad = |shape: &[usize]| -> DResult<DTensor> {
+            if train {
+                dev.zeros(shape)
+            } else {
+                dev.zeros(&[0])
+            }
+        };
         let mut b = Buffers {
             batch,
             fuse,
+            train,
             acts: vec![dev.zeros(&with_batch(batch, &config.input_shape))?],
             // Nothing needs the gradient of the data, unless a lone softmax layer hands
             // the loss's gradient to its input.
             dacts: vec![if n == 1 && fuse == Fuse::ActivationLayer {
-                dev.zeros(&with_batch(batch, &config.input_shape))?
+                grad(&with_batch(batch, &config.input_shape))?
             } else {
                 dev.zeros(&[0])?
             }],
@@ -106,20 +137,24 @@ impl Buffers {
             windows: Vec::with_capacity(n),
             target: dev.zeros(&[0])?,
             per_example: dev.zeros(&[0])?,
+            empty: dev.zeros(&[0])?,
         };
         for (i, l) in config.layers.iter().enumerate() {
             let (ins, outs) = (&plan.in_shapes[i], &plan.out_shapes[i]);
             let out = with_batch(batch, outs);
             b.acts.push(dev.zeros(&out)?);
-            b.dacts.push(dev.zeros(&out)?);
-            let has_pre = matches!(l.kind, LayerKind::Dense { .. } | LayerKind::Conv2D { .. })
-                && l.kind.activation().is_some_and(|a| !a.is_linear());
+            b.dacts.push(grad(&out)?);
+            let core = matches!(l.kind, LayerKind::Dense { .. } | LayerKind::Conv2D { .. });
+            let act = l.kind.activation().filter(|_| core);
+            let fused_last = i + 1 == n && fuse == Fuse::PreActivation;
+            let has_pre = act.is_some_and(|a| keeps_pre(a, fused_last));
+            let has_dpre = train && act.is_some_and(|a| !a.is_linear());
             b.pre.push(if has_pre {
                 Some(dev.zeros(&out)?)
             } else {
                 None
             });
-            b.dpre.push(if has_pre {
+            b.dpre.push(if has_dpre {
                 Some(dev.zeros(&out)?)
             } else {
                 None
@@ -138,7 +173,7 @@ impl Buffers {
                         w.kernel_h * w.kernel_w * w.channels,
                     ];
                     cols = Some(dev.zeros(&shape)?);
-                    if i > 0 {
+                    if i > 0 && train {
                         dcols = Some(dev.zeros(&shape)?);
                     }
                     win = Some(w);
@@ -149,15 +184,29 @@ impl Buffers {
                     padding,
                 } => {
                     win = Some(make_window(batch, ins, *pool_size, *strides, *padding));
-                    aux = Some(dev.zeros(&out)?);
                 }
-                LayerKind::Dropout { .. } => aux = Some(dev.zeros(&with_batch(batch, ins))?),
+                LayerKind::Dropout { .. } if train => {
+                    aux = Some(dev.zeros(&with_batch(batch, ins))?)
+                }
                 _ => {}
             }
             b.cols.push(cols);
             b.dcols.push(dcols);
             b.aux.push(aux);
             b.windows.push(win);
+        }
+        if let (Some(_), false, Some(last)) = (loss, train, n.checked_sub(1)) {
+            // Inference buffers still take the loss's gradient where the loss writes it.
+            let shape = |t: &DTensor| t.shape.clone();
+            match fuse {
+                Fuse::None => b.dacts[n] = dev.zeros(&shape(&b.acts[n]))?,
+                Fuse::PreActivation => {
+                    if let Some(p) = &b.pre[last] {
+                        b.dpre[last] = Some(dev.zeros(&shape(p))?);
+                    }
+                }
+                Fuse::ActivationLayer => b.dacts[last] = dev.zeros(&shape(&b.acts[last]))?,
+            }
         }
         if let Some(kind) = loss {
             let (rows, _) = b.output().rows_cols();
@@ -200,8 +249,38 @@ fn act_backward(
     }
 }
 
+/// A Dense layer's matrix product or a Conv2D layer's convolution (when it has a window),
+/// without bias.
+fn core_forward(
+    dev: &dyn Device,
+    x: &DTensor,
+    k: &DTensor,
+    cols: Option<&mut DTensor>,
+    w: Option<&Window>,
+    z: &mut DTensor,
+) -> DResult<()> {
+    match (cols, w) {
+        (Some(cols), Some(w)) => dev.conv2d(x, w, k, cols, z),
+        _ => dev.gemm(x, false, k, false, z, 1.0, 0.0),
+    }
+}
+
 fn mix(seed: u64, layer: usize) -> u64 {
     seed ^ (layer as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
+/// Where a forward pass reads its examples.
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    /// The batch, row after row.
+    Batch(&'a [f32]),
+    /// The rows `idx` of a data set with `per` values per example, gathered straight into
+    /// the device's input buffer.
+    Rows {
+        data: &'a [f32],
+        per: usize,
+        idx: &'a [usize],
+    },
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -211,41 +290,52 @@ pub fn forward(
     plan: &Plan,
     params: &[DTensor],
     b: &mut Buffers,
-    x: &[f32],
+    x: Input<'_>,
     training: bool,
     seed: u64,
 ) -> KResult<()> {
-    dev.write(x, &mut b.acts[0])?;
+    match x {
+        Input::Batch(x) => dev.write(x, &mut b.acts[0])?,
+        Input::Rows { data, per, idx } => dev.gather_rows(data, per, idx, &mut b.acts[0])?,
+    }
     for (i, l) in config.layers.iter().enumerate() {
         let (before, after) = b.acts.split_at_mut(i + 1);
         let (x, y) = (&before[i], &mut after[0]);
         let (k, bias) = plan.layer_vars[i];
         match &l.kind {
             LayerKind::Dense { activation, .. } | LayerKind::Conv2D { activation, .. } => {
-                let z = match b.pre[i].as_mut() {
-                    Some(z) => z,
-                    None => &mut *y,
-                };
                 let Some(k) = k.and_then(|k| params.get(k)) else {
                     continue;
                 };
-                match (b.cols[i].as_mut(), b.windows[i].as_ref()) {
-                    (Some(cols), Some(w)) => {
-                        dev.im2col(x, w, cols)?;
-                        dev.gemm(cols, false, k, false, z, 1.0, 0.0)?;
+                let bias = bias.and_then(|v| params.get(v));
+                let (cols, w) = (b.cols[i].as_mut(), b.windows[i].as_ref());
+                match (b.pre[i].as_mut(), *activation) {
+                    (Some(z), act) => {
+                        core_forward(dev, x, k, cols, w, z)?;
+                        if let Some(bias) = bias {
+                            dev.add_bias(z, bias)?;
+                        }
+                        act_forward(dev, act, z, y)?;
                     }
-                    _ => dev.gemm(x, false, k, false, z, 1.0, 0.0)?,
-                }
-                if let Some(bias) = bias.and_then(|v| params.get(v)) {
-                    dev.add_bias(z, bias)?;
-                }
-                if let Some(z) = b.pre[i].as_ref() {
-                    act_forward(dev, *activation, z, y)?;
+                    // The activation's derivative reads only its output: the product, bias and
+                    // activation go straight into the output.
+                    (None, Act::Elem(a)) => match (cols, w) {
+                        (Some(cols), Some(w)) => {
+                            dev.im2col(x, w, cols)?;
+                            dev.gemm_bias_act(cols, k, y, bias, a)?;
+                        }
+                        _ => dev.gemm_bias_act(x, k, y, bias, a)?,
+                    },
+                    (None, _) => {
+                        return Err(KerasError::Value(format!(
+                            "layer {i} has no buffer for its pre-activation output"
+                        )))
+                    }
                 }
             }
             LayerKind::MaxPooling2D { .. } => {
-                if let (Some(w), Some(arg)) = (b.windows[i].as_ref(), b.aux[i].as_mut()) {
-                    dev.maxpool(x, w, y, arg)?;
+                if let Some(w) = b.windows[i].as_ref() {
+                    dev.maxpool(x, w, y, &mut b.empty)?;
                 }
             }
             LayerKind::Flatten | LayerKind::Reshape { .. } => dev.copy(x, y)?,
@@ -341,18 +431,25 @@ pub fn backward(
         let (x, y) = (&b.acts[i], &b.acts[i + 1]);
         match &l.kind {
             LayerKind::Dense { activation, .. } | LayerKind::Conv2D { activation, .. } => {
-                let dz: &DTensor = match (b.pre[i].as_ref(), b.dpre[i].as_mut()) {
-                    (Some(z), Some(dz)) => {
+                let dz: &DTensor = match b.dpre[i].as_mut() {
+                    Some(dz) => {
                         if !(last && b.fuse == Fuse::PreActivation) {
+                            // Without a kept pre-activation the derivative reads the output.
+                            let z = b.pre[i].as_ref().unwrap_or(y);
                             act_backward(dev, *activation, z, y, dy, dz)?;
                         }
                         dz
                     }
-                    _ => dy,
+                    None => dy,
                 };
-                let input = b.cols[i].as_ref().unwrap_or(x);
+                let window = b.windows[i].as_ref();
                 if let Some(k) = kv {
-                    dev.gemm(input, true, dz, false, &mut grads[k], 1.0, 0.0)?;
+                    match (b.cols[i].as_ref(), window) {
+                        (Some(cols), Some(w)) => {
+                            dev.conv2d_filter_grad(x, w, cols, dz, &mut grads[k])?
+                        }
+                        _ => dev.gemm(x, true, dz, false, &mut grads[k], 1.0, 0.0)?,
+                    }
                 }
                 if let Some(bi) = bv {
                     dev.sum_rows(dz, &mut grads[bi], 0.0)?;
@@ -361,19 +458,16 @@ pub fn backward(
                     let Some(k) = kv.and_then(|k| params.get(k)) else {
                         continue;
                     };
-                    match (b.dcols[i].as_mut(), b.windows[i].as_ref()) {
-                        (Some(dcols), Some(w)) => {
-                            dev.gemm(dz, false, k, true, dcols, 1.0, 0.0)?;
-                            dev.col2im(dcols, w, dx)?;
-                        }
+                    match (b.dcols[i].as_mut(), window) {
+                        (Some(dcols), Some(w)) => dev.conv2d_input_grad(dz, k, w, dcols, dx)?,
                         _ => dev.gemm(dz, false, k, true, dx, 1.0, 0.0)?,
                     }
                 }
             }
             _ if i == 0 => {}
             LayerKind::MaxPooling2D { .. } => {
-                if let Some(arg) = b.aux[i].as_ref() {
-                    dev.maxpool_grad(dy, arg, dx)?;
+                if let Some(w) = b.windows[i].as_ref() {
+                    dev.maxpool_backward(x, w, dy, dx)?;
                 }
             }
             LayerKind::Flatten | LayerKind::Reshape { .. } => dev.copy(dy, dx)?,

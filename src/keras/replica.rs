@@ -9,7 +9,8 @@ use super::compile::CompileConfig;
 use super::config::{Act, LayerKind, ModelConfig, Plan};
 use super::error::{KResult, KerasError};
 use super::init::HostArray;
-use super::layers::{self, Buffers, Fuse};
+use super::layers::{self, Buffers, Fuse, Input};
+use super::trainer::Rows;
 use super::validate::{check_data, check_weight};
 use crate::device::{Activation, DResult, DTensor, Device, LossKind};
 
@@ -49,6 +50,13 @@ pub struct OptimizerState {
     pub slots: Vec<Vec<HostArray>>,
 }
 
+/// How many sets of scratch buffers a replica keeps (see `Replica::bufs`).
+const BUFFER_SETS: usize = 2;
+
+/// The most examples an inference pass runs at once; larger batches go in slices of this
+/// many, so the intermediate tensors of a convolution stay in cache.
+const INFER_CHUNK: usize = 64;
+
 pub struct Replica {
     device: Box<dyn Device>,
     config: ModelConfig,
@@ -59,7 +67,10 @@ pub struct Replica {
     slots: Vec<Vec<DTensor>>,
     iterations: u64,
     learning_rate: f32,
-    bufs: Option<Buffers>,
+    /// Scratch buffers of the last two batch sizes used, most recent last: an epoch's
+    /// short last batch and validation or predict batches do not reallocate the full-size
+    /// training buffers every epoch.
+    bufs: Vec<Buffers>,
     /// Mixed into dropout seeds so replicas draw different masks for different examples.
     rank: u64,
     seed: u64,
@@ -99,7 +110,7 @@ impl Replica {
             slots: vec![],
             iterations: 0,
             learning_rate: 0.0,
-            bufs: None,
+            bufs: Vec::new(),
             rank: 0,
             seed: 0x5EED,
         })
@@ -126,11 +137,11 @@ impl Replica {
             slots.push(s);
         }
         self.slots = slots;
+        // The loss decides the targets' shape and whether it reads the logits.
+        self.bufs.clear();
         self.iterations = 0;
         self.learning_rate = opt.learning_rate;
         self.compile = Some(compile.clone());
-        // Buffers made before (by `predict`) have no room for the loss's targets.
-        self.bufs = None;
         Ok(())
     }
 
@@ -224,26 +235,30 @@ impl Replica {
         check_data(&self.config, &self.plan, self.compile.as_ref(), x, y, batch)
     }
 
-    fn buffers(&mut self, batch: usize) -> KResult<&mut Buffers> {
+    /// Buffers for `batch` examples, with gradients when `train`.
+    fn buffers(&mut self, batch: usize, train: bool) -> KResult<()> {
         let fuse = self.fuse();
-        let stale = self
-            .bufs
-            .as_ref()
-            .is_none_or(|b| b.batch != batch || b.fuse != fuse);
-        if stale {
-            let b = Buffers::new(
-                self.device.as_ref(),
-                &self.config,
-                &self.plan,
-                batch,
-                fuse,
-                self.compile.as_ref().map(|c| c.loss),
-            )?;
-            self.bufs = Some(b);
+        let fits = |b: &Buffers| b.batch == batch && b.fuse == fuse && (b.train || !train);
+        if let Some(at) = self.bufs.iter().position(fits) {
+            let b = self.bufs.remove(at);
+            self.bufs.push(b);
+            return Ok(());
         }
-        self.bufs
-            .as_mut()
-            .ok_or_else(|| KerasError::Value("no buffers".into()))
+        if self.bufs.len() >= BUFFER_SETS {
+            // Free the oldest before allocating, so that peak memory holds two sets at most.
+            self.bufs.remove(0);
+        }
+        let b = Buffers::new(
+            self.device.as_ref(),
+            &self.config,
+            &self.plan,
+            batch,
+            fuse,
+            self.compile.as_ref().map(|c| c.loss),
+            train,
+        )?;
+        self.bufs.push(b);
+        Ok(())
     }
 
     /// Whether the loss reads the logits before the last softmax/sigmoid, as Keras's
@@ -276,7 +291,24 @@ impl Replica {
     /// Runs the model on `batch` examples and returns the outputs on the host.
     pub fn forward(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
         check_data(&self.config, &self.plan, None, x, None, batch)?;
-        self.buffers(batch)?;
+        if !training && batch > INFER_CHUNK {
+            // Inference runs a large batch in slices: each example's outputs do not depend
+            // on the others, and a slice's intermediate tensors stay in cache.
+            let per = x.len() / batch;
+            let mut out = Vec::new();
+            for start in (0..batch).step_by(INFER_CHUNK) {
+                let rows = INFER_CHUNK.min(batch - start);
+                let part = &x[start * per..(start + rows) * per];
+                out.extend(self.forward_batch(part, rows, false)?);
+            }
+            return Ok(out);
+        }
+        self.forward_batch(x, batch, training)
+    }
+
+    /// [`Replica::forward`] on one batch the caller has checked.
+    fn forward_batch(&mut self, x: &[f32], batch: usize, training: bool) -> KResult<Vec<f32>> {
+        self.buffers(batch, training)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -288,9 +320,18 @@ impl Replica {
         } = self;
         let dev = device.as_ref();
         let bufs = bufs
-            .as_mut()
+            .last_mut()
             .ok_or_else(|| KerasError::Value("no buffers".into()))?;
-        layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
+        layers::forward(
+            dev,
+            config,
+            plan,
+            params,
+            bufs,
+            Input::Batch(x),
+            training,
+            seed,
+        )?;
         Ok(dev.download(bufs.output())?)
     }
 
@@ -305,7 +346,7 @@ impl Replica {
             .clone()
             .ok_or(KerasError::NotCompiled("evaluate"))?;
         check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
-        self.buffers(batch)?;
+        self.buffers(batch, false)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -316,8 +357,17 @@ impl Replica {
             ..
         } = self;
         let dev = device.as_ref();
-        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
-        layers::forward(dev, config, plan, params, bufs, x, false, seed)?;
+        let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("evaluate"))?;
+        layers::forward(
+            dev,
+            config,
+            plan,
+            params,
+            bufs,
+            Input::Batch(x),
+            false,
+            seed,
+        )?;
         layers::loss(dev, &compile, bufs, y, batch, 1.0)
     }
 
@@ -335,10 +385,42 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        let stats = self.forward_backward(&compile, x, y, batch, global_batch, true)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let input = Input::Batch(x);
+        let stats = self.forward_backward(&compile, input, y, batch, global_batch, true)?;
         if let Some(sync) = sync {
             self.sync_gradients(sync)?;
         }
+        self.apply_gradients(&compile)?;
+        Ok(stats)
+    }
+
+    /// One training step on the examples `rows.idx` of a data set that `check_batch` has
+    /// accepted whole: the inputs are gathered straight into the device's input buffer,
+    /// the targets into `targets` (reused between steps).
+    pub fn train_rows(&mut self, rows: Rows<'_>, targets: &mut Vec<f32>) -> KResult<StepStats> {
+        let compile = self
+            .compile
+            .clone()
+            .ok_or(KerasError::NotCompiled("training"))?;
+        let batch = rows.idx.len();
+        targets.clear();
+        for &i in rows.idx {
+            match rows.y.get(i * rows.y_per..(i + 1) * rows.y_per) {
+                Some(t) => targets.extend_from_slice(t),
+                None => {
+                    return Err(KerasError::Value(format!(
+                        "example {i} is outside the data set"
+                    )))
+                }
+            }
+        }
+        let input = Input::Rows {
+            data: rows.x,
+            per: rows.x_per,
+            idx: rows.idx,
+        };
+        let stats = self.forward_backward(&compile, input, targets, batch, batch, true)?;
         self.apply_gradients(&compile)?;
         Ok(stats)
     }
@@ -358,7 +440,9 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        let stats = self.forward_backward(&compile, x, y, batch, global_batch, training)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let input = Input::Batch(x);
+        let stats = self.forward_backward(&compile, input, y, batch, global_batch, training)?;
         let grads = self
             .grads
             .iter()
@@ -367,17 +451,17 @@ impl Replica {
         Ok((stats, grads))
     }
 
+    /// Forward, loss and backward on a batch the caller has checked.
     fn forward_backward(
         &mut self,
         compile: &CompileConfig,
-        x: &[f32],
+        x: Input<'_>,
         y: &[f32],
         batch: usize,
         global_batch: usize,
         training: bool,
     ) -> KResult<StepStats> {
-        check_data(&self.config, &self.plan, Some(compile), x, Some(y), batch)?;
-        self.buffers(batch)?;
+        self.buffers(batch, true)?;
         let seed = self.step_seed();
         let Replica {
             device,
@@ -389,7 +473,7 @@ impl Replica {
             ..
         } = self;
         let dev = device.as_ref();
-        let bufs = bufs.as_mut().ok_or(KerasError::NotCompiled("training"))?;
+        let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("training"))?;
         layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
         let scale = 1.0 / global_batch.max(1) as f32;
         let stats = layers::loss(dev, compile, bufs, y, batch, scale)?;

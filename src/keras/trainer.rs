@@ -81,6 +81,14 @@ impl Trainer for Replica {
     fn train_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
         self.train_step(x, y, batch, batch, None)
     }
+    /// The rows go straight from the data set into the device's input buffer.
+    fn train_rows(
+        &mut self,
+        rows: Rows<'_>,
+        scratch: &mut (Vec<f32>, Vec<f32>),
+    ) -> KResult<StepStats> {
+        Replica::train_rows(self, rows, &mut scratch.1)
+    }
     fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
         self.evaluate_step(x, y, batch)
     }

@@ -237,11 +237,42 @@ pub fn run_notebook(
 /// Runs a Python file as one cell with its output on this terminal; returns the process
 /// exit status (0, or 1 when the script raised).
 pub fn exec_script(path: &Path) -> Result<i32, RunnerError> {
+    exec_script_with_args(path, &[])
+}
+
+/// [`exec_script`] with command-line arguments: the script sees `sys.argv` as
+/// `[path, *args]`, as under `python FILE ARGS...`.
+pub fn exec_script_with_args(path: &Path, args: &[String]) -> Result<i32, RunnerError> {
     let code = std::fs::read_to_string(path).map_err(|source| RunnerError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let session = Session::start().map_err(RunnerError::Session)?;
+    let mut argv = vec![path.to_string_lossy().into_owned()];
+    argv.extend(args.iter().cloned());
+    // A silent, unstored cell fills `sys.argv` in place (the module is cached, so the
+    // script's own `import sys` sees the same list) and leaves no name behind.
+    let literals: Vec<String> = argv.iter().map(|a| py_str(a)).collect();
+    let prelude = ExecuteRequest {
+        code: format!(
+            "import sys as _argv_sys\n_argv_sys.argv[:] = [{}]\ndel _argv_sys\n",
+            literals.join(", ")
+        ),
+        silent: true,
+        store_history: false,
+        allow_stdin: false,
+        user_expressions: vec![],
+    };
+    let quiet = Arc::new(CollectSink::default());
+    if let Err(e) = session
+        .execute_blocking(prelude, Box::new(quiet.clone()))
+        .result
+    {
+        return Err(RunnerError::Session(std::io::Error::other(format!(
+            "could not set sys.argv: {}: {}",
+            e.ename, e.evalue
+        ))));
+    }
     let sink = Arc::new(TerminalSink::default());
     let request = ExecuteRequest {
         code,
@@ -254,4 +285,22 @@ pub fn exec_script(path: &Path) -> Result<i32, RunnerError> {
     let reply = session.execute_blocking(request, Box::new(sink.clone()));
     sink.finish();
     Ok(if reply.result.is_ok() { 0 } else { 1 })
+}
+
+/// A Python string literal for `text`: every character outside printable ASCII (and the
+/// quote and backslash) as an escape, so any argument survives the trip.
+fn py_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(ch),
+            c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
 }

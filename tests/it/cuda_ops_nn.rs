@@ -1,11 +1,12 @@
-//! Windowed operations (im2col, col2im, max pooling) and optimizer updates of the CUDA device
+//! Windowed operations (im2col, col2im, convolution, max and average pooling forward and
+//! backward), the fused bias and activation, and optimizer updates of the CUDA device
 //! against the CPU device on the same random inputs, within 1e-4 relative. Every test skips
 //! with a one-line reason without a CUDA GPU.
 
 use crate::common::cuda as cuda_support;
 
 use cuda_support::{pair, Rng};
-use mirror_kernel::device::{DTensor, Device, OptStep, Window};
+use mirror_kernel::device::{Activation, DTensor, Device, OptStep, Window};
 
 fn window(pad: bool) -> Window {
     let (h, w, k, s): (usize, usize, usize, usize) = (7, 6, 3, 2);
@@ -65,6 +66,88 @@ fn windows_match() {
         p.cpu.maxpool_grad(&dy.0, &am.0, &mut dx.0).unwrap();
         p.gpu.maxpool_grad(&dy.1, &am.1, &mut dx.1).unwrap();
         p.check(&format!("maxpool grad pad={pad}"), &dx);
+        // Without an argmax, and the backward pass read from the input.
+        let mut y2 = p.zeros(&[n_out]);
+        let mut none = p.zeros(&[0]);
+        p.cpu.maxpool(&x.0, &w, &mut y2.0, &mut none.0).unwrap();
+        p.gpu.maxpool(&x.1, &w, &mut y2.1, &mut none.1).unwrap();
+        p.check(&format!("maxpool without argmax pad={pad}"), &y2);
+        let mut dx = p.zeros(&[n_in]);
+        p.cpu.maxpool_backward(&x.0, &w, &dy.0, &mut dx.0).unwrap();
+        p.gpu.maxpool_backward(&x.1, &w, &dy.1, &mut dx.1).unwrap();
+        p.check(&format!("maxpool backward pad={pad}"), &dx);
+        let mut ya = p.zeros(&[n_out]);
+        p.cpu.avgpool(&x.0, &w, &mut ya.0).unwrap();
+        p.gpu.avgpool(&x.1, &w, &mut ya.1).unwrap();
+        p.check(&format!("avgpool pad={pad}"), &ya);
+        let mut dx = p.zeros(&[n_in]);
+        p.cpu.avgpool_backward(&w, &dy.0, &mut dx.0).unwrap();
+        p.gpu.avgpool_backward(&w, &dy.1, &mut dx.1).unwrap();
+        p.check(&format!("avgpool backward pad={pad}"), &dx);
+        // The convolution and its gradients.
+        let filters = 5;
+        let k = p.up(&r.vec(patch * filters, -1.0, 1.0), &[patch, filters]);
+        let mut scratch = p.zeros(&[rows, patch]);
+        let mut z = p.zeros(&[rows, filters]);
+        p.cpu
+            .conv2d(&x.0, &w, &k.0, &mut scratch.0, &mut z.0)
+            .unwrap();
+        p.gpu
+            .conv2d(&x.1, &w, &k.1, &mut scratch.1, &mut z.1)
+            .unwrap();
+        p.check(&format!("conv2d pad={pad}"), &z);
+        let dz = p.up(&r.vec(rows * filters, -1.0, 1.0), &[rows, filters]);
+        let mut dk = p.zeros(&[patch, filters]);
+        p.cpu
+            .conv2d_filter_grad(&x.0, &w, &scratch.0, &dz.0, &mut dk.0)
+            .unwrap();
+        p.gpu
+            .conv2d_filter_grad(&x.1, &w, &scratch.1, &dz.1, &mut dk.1)
+            .unwrap();
+        p.check(&format!("conv2d filter gradient pad={pad}"), &dk);
+        let mut dcols = p.zeros(&[rows, patch]);
+        let mut dx = p.zeros(&[n_in]);
+        p.cpu
+            .conv2d_input_grad(&dz.0, &k.0, &w, &mut dcols.0, &mut dx.0)
+            .unwrap();
+        p.gpu
+            .conv2d_input_grad(&dz.1, &k.1, &w, &mut dcols.1, &mut dx.1)
+            .unwrap();
+        p.check(&format!("conv2d input gradient pad={pad}"), &dx);
+    }
+}
+
+#[test]
+fn bias_activations_match() {
+    let Some(p) = pair() else { return };
+    let mut r = Rng(10);
+    let acts = [
+        Activation::Linear,
+        Activation::Relu,
+        Activation::Sigmoid,
+        Activation::Tanh,
+        Activation::Gelu,
+        Activation::LeakyRelu(0.2),
+    ];
+    for act in acts {
+        let b = p.up(&r.vec(7, -1.0, 1.0), &[7]);
+        let mut x = p.up(&r.vec(5 * 7, -2.0, 2.0), &[5, 7]);
+        p.cpu.bias_activate(act, &mut x.0, Some(&b.0)).unwrap();
+        p.gpu.bias_activate(act, &mut x.1, Some(&b.1)).unwrap();
+        p.check(&format!("bias_activate {act:?}"), &x);
+        p.cpu.bias_activate(act, &mut x.0, None).unwrap();
+        p.gpu.bias_activate(act, &mut x.1, None).unwrap();
+        p.check(&format!("activate in place {act:?}"), &x);
+        let a = p.up(&r.vec(5 * 9, -1.0, 1.0), &[5, 9]);
+        let k = p.up(&r.vec(9 * 7, -1.0, 1.0), &[9, 7]);
+        let mut c = p.zeros(&[5, 7]);
+        p.cpu
+            .gemm_bias_act(&a.0, &k.0, &mut c.0, Some(&b.0), act)
+            .unwrap();
+        p.gpu
+            .gemm_bias_act(&a.1, &k.1, &mut c.1, Some(&b.1), act)
+            .unwrap();
+        p.check(&format!("gemm_bias_act {act:?}"), &c);
     }
 }
 

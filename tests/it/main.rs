@@ -33,6 +33,7 @@ mod engine_keras_reference;
 mod engine_learning;
 mod engine_replicas;
 mod engine_saving;
+mod engine_threads;
 mod ipython_binding;
 mod lang_corpus;
 mod lang_natives;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mirror_kernel::runner::{exec_script, run_notebook, RunnerError};
+use mirror_kernel::runner::{exec_script, exec_script_with_args, run_notebook, RunnerError};
 use serde_json::{json, Value};
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -137,6 +137,31 @@ fn scripts_report_their_status() {
         exec_script(&dir.join("missing.py")),
         Err(RunnerError::Read { .. })
     ));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn script_arguments_become_sys_argv() {
+    let dir = temp_dir("argv");
+    let script = dir.join("args.py");
+    let args: Vec<String> = ["cnn", "--epochs=3", "two words", "quote\"back\\slash", "é✓"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // The script fails (status 1) unless it sees exactly what `python FILE ARGS` gives.
+    let mut want = vec![script.to_string_lossy().into_owned()];
+    want.extend(args.iter().cloned());
+    let expected: Vec<String> = want.iter().map(|a| format!("{a:?}")).collect();
+    std::fs::write(
+        &script,
+        format!(
+            "import sys\nassert sys.argv == [{}], sys.argv\nassert '_argv_sys' not in globals()\n",
+            expected.join(", ")
+        ),
+    )
+    .unwrap();
+    assert_eq!(exec_script_with_args(&script, &args).unwrap(), 0);
+    assert_eq!(exec_script_with_args(&script, &args[..2]).unwrap(), 1);
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -69,8 +69,14 @@ pub fn numpy_value(a: NdArray) -> Value {
     crate::bindings::numpy::convert::wrap(a)
 }
 
+/// Whether a value holds an array (tensor, variable, numpy), answered without copying one.
+pub fn holds_array(v: &Value) -> bool {
+    v.downcast::<Tensor>().is_some() || variable_of(v).is_some() || numpy_array(v).is_some()
+}
+
 /// The array a value already holds (tensor, variable, numpy), without conversion and
-/// unseen by tapes (data pipelines, Keras inputs, printing).
+/// unseen by tapes (data pipelines, Keras inputs, printing). A numpy array is copied, since
+/// op-library arrays are shared across threads and numpy's are not.
 pub fn held_array(v: &Value) -> Option<Arc<NdArray>> {
     if let Some(t) = v.downcast::<Tensor>() {
         return Some(t.tensor.array().clone());

@@ -165,10 +165,7 @@ impl Strategy {
                 .into());
             }
         };
-        if parts
-            .iter()
-            .any(|p| super::convert::held_array(p).is_some())
-        {
+        if parts.iter().any(super::convert::holds_array) {
             let axis = super::ops::axes_arg(s[2].as_ref(), ctx)?;
             return super::values::reduce_tensors(op, &parts, axis, ctx);
         }

@@ -58,7 +58,10 @@ impl Object for NameScope {
         })
     }
     fn enter(&self, _this: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        ctx.state().get::<NameScopes>().stack.push(self.name.clone());
+        ctx.state()
+            .get::<NameScopes>()
+            .stack
+            .push(self.name.clone());
         Ok(Value::from(format!("{}{}/", prefix_below(ctx), self.name)))
     }
     fn exit(&self, _error: Option<&PyErr>, ctx: &mut dyn Ctx) -> PyResult<bool> {
@@ -181,7 +184,10 @@ fn is_module(v: &Value, ctx: &mut dyn Ctx) -> bool {
 fn module_class_chain(cls: &Value, ctx: &mut dyn Ctx) -> bool {
     let mut cur = cls.clone();
     for _ in 0..64 {
-        if cur.downcast::<NativeClass>().is_some_and(|n| n.name == "Module") {
+        if cur
+            .downcast::<NativeClass>()
+            .is_some_and(|n| n.name == "Module")
+        {
             return true;
         }
         match ctx.getattr(&cur, "__base__") {
@@ -296,9 +302,7 @@ fn module_property(this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Valu
         })),
         "variables" => collect(this, &|v, _| is_variable(v), ctx),
         "trainable_variables" => collect(this, &|v, _| is_variable(v) && trainable(v), ctx),
-        "non_trainable_variables" => {
-            collect(this, &|v, _| is_variable(v) && !trainable(v), ctx)
-        }
+        "non_trainable_variables" => collect(this, &|v, _| is_variable(v) && !trainable(v), ctx),
         "submodules" => collect(this, &|v, c| is_module(v, c), ctx),
         _ => Err(PyErr::attribute_error(format!(
             "'{}' object has no attribute '{name}'",

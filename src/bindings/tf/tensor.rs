@@ -45,7 +45,7 @@ fn is_operand(v: &Value) -> bool {
     matches!(
         v,
         Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::List(_) | Value::Tuple(_)
-    ) || super::convert::held_array(v).is_some()
+    ) || super::convert::holds_array(v)
 }
 
 /// TF's `truediv`: integers are divided as floats (int32 and int64 as float64, narrower

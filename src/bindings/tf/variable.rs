@@ -322,7 +322,7 @@ pub fn variable_ctor(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         return Err(TfError::Value("initial_value must be specified.".into()).into());
     };
     let init = match init {
-        Value::Native(_) | Value::Obj(_) if super::convert::held_array(init).is_none() => {
+        Value::Native(_) | Value::Obj(_) if !super::convert::holds_array(init) => {
             ctx.call(init, Args::default())?
         }
         other => other.clone(),

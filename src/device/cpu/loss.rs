@@ -5,10 +5,12 @@
 //! The gradient of a clipped probability is zero outside the clip range, as TensorFlow's
 //! `clip_by_value` gradient is.
 
+use super::simd::vectorized;
 use crate::device::{DResult, DeviceError, LossKind};
 
 const EPS: f32 = 1e-7;
 
+#[inline(always)]
 fn clip(p: f32) -> (f32, f32) {
     // Returns the clipped value and whether the gradient flows through (1) or not (0).
     if p < EPS {
@@ -20,7 +22,25 @@ fn clip(p: f32) -> (f32, f32) {
     }
 }
 
+/// Each example's loss into `per_example` and its gradient (times `scale`) into `grad`,
+/// compiled for the widest vectors the CPU has.
 pub fn compute(
+    kind: LossKind,
+    p: &[f32],
+    t: &[f32],
+    cols: usize,
+    per_example: &mut [f32],
+    grad: &mut [f32],
+    scale: f32,
+) -> DResult<()> {
+    vectorized(
+        #[inline(always)]
+        || compute_rows(kind, p, t, cols, per_example, grad, scale),
+    )
+}
+
+#[inline(always)]
+fn compute_rows(
     kind: LossKind,
     p: &[f32],
     t: &[f32],
@@ -157,6 +177,7 @@ pub fn compute(
     Ok(())
 }
 
+#[inline(always)]
 fn sign(e: f32) -> f32 {
     if e > 0.0 {
         1.0
@@ -168,6 +189,7 @@ fn sign(e: f32) -> f32 {
 }
 
 /// The row maximum and `log(sum(exp(x - max)))`.
+#[inline(always)]
 fn log_sum_exp(x: &[f32]) -> (f32, f32) {
     let max = x.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
     let s: f32 = x.iter().map(|v| (v - max).exp()).sum();

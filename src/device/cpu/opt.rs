@@ -4,31 +4,23 @@
 //! Adagrad `[accumulator]` (which Keras starts at `initial_accumulator_value`, the caller's
 //! job).
 //!
-//! Every rule is written as zipped iterators so the compiler vectorizes it, and on x86-64
-//! the same code is compiled a second time for AVX2 and chosen at run time: the update runs
-//! on every replica after every step, so its speed bounds how well replicas scale. Both
-//! versions use only correctly rounded operations (no fused multiply-add), so they give
-//! bit-identical results and a replica's result never depends on the CPU it runs on.
+//! Every rule is written as zipped iterators so the compiler vectorizes it, and the same
+//! code is compiled again for AVX2 and AVX-512 and chosen at run time ([`vectorized`]): the
+//! update runs on every replica after every step, so its speed bounds how well replicas
+//! scale. Every version uses only correctly rounded operations (no fused multiply-add), so
+//! they give bit-identical results and a replica's result never depends on the CPU it runs
+//! on.
 
+use super::simd::vectorized;
 use crate::device::OptStep;
 
-/// Applies one optimizer step to `p` given the gradient `g` and the rule's slots.
+/// Applies one optimizer step to `p` given the gradient `g` and the rule's slots, compiled
+/// for the widest vectors the CPU has.
 pub fn step(opt: &OptStep, p: &mut [f32], g: &[f32], slots: &mut [&mut [f32]]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: this CPU supports AVX2, checked just above.
-        unsafe { step_avx2(opt, p, g, slots) };
-        return;
-    }
-    step_portable(opt, p, g, slots)
-}
-
-/// [`step_portable`] compiled with AVX2 enabled (it is inlined here, so its loops get 8-wide
-/// vectors).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn step_avx2(opt: &OptStep, p: &mut [f32], g: &[f32], slots: &mut [&mut [f32]]) {
-    step_portable(opt, p, g, slots)
+    vectorized(
+        #[inline(always)]
+        || step_portable(opt, p, g, slots),
+    )
 }
 
 #[inline(always)]

@@ -288,6 +288,37 @@ impl Device for CudaDevice {
         self.run(l, flat(n as usize))
     }
 
+    fn bias_activate(
+        &self,
+        act: Activation,
+        x: &mut DTensor,
+        bias: Option<&DTensor>,
+    ) -> DResult<()> {
+        let (rows, cols) = x.rows_cols();
+        let n = (rows * cols) as i64;
+        let (code, p) = act_code(act);
+        let (b, cols) = match bias {
+            Some(b) => {
+                same_len("add_bias", b.len(), cols)?;
+                (Some(self.buf(b)?), cols as i64)
+            }
+            None => (None, 0i64),
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        let null: u64 = 0;
+        let xs = self.buf_mut(x)?;
+        let mut l = self.launcher(K::BiasAct);
+        l.arg(&code).arg(&p).arg(xs);
+        match b {
+            Some(b) => l.arg(b),
+            None => l.arg(&null),
+        };
+        l.arg(&n).arg(&cols);
+        self.run(l, flat(n as usize))
+    }
+
     fn sum_rows(&self, x: &DTensor, out: &mut DTensor, beta: f32) -> DResult<()> {
         let (rows, cols) = x.rows_cols();
         same_len("sum_rows", out.len(), cols)?;
@@ -448,6 +479,24 @@ impl Device for CudaDevice {
 
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()> {
         super::ops::maxpool_grad(self, dy, argmax, dx)
+    }
+
+    fn maxpool_backward(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        dy: &DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        super::ops::maxpool_backward(self, x, w, dy, dx)
+    }
+
+    fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+        super::ops::avgpool(self, x, w, y)
+    }
+
+    fn avgpool_backward(&self, w: &Window, dy: &DTensor, dx: &mut DTensor) -> DResult<()> {
+        super::ops::avgpool_backward(self, w, dy, dx)
     }
 
     fn optimizer_step(

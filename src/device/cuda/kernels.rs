@@ -86,6 +86,12 @@ extern "C" __global__ void add_bias(float* x, const float* b, i64 n, i64 cols) {
     GRID_LOOP(i, n) { x[i] += b[i % cols]; }
 }
 
+/* A layer's bias and activation in one pass, in place; no bias when cols is 0. */
+extern "C" __global__ void bias_act(int kind, float p, float* x, const float* b, i64 n,
+                                    i64 cols) {
+    GRID_LOOP(i, n) { x[i] = act1(kind, p, cols > 0 ? x[i] + b[i % cols] : x[i]); }
+}
+
 /* One thread per column, rows in order, so the sum is deterministic. */
 extern "C" __global__ void sum_rows(const float* x, float* out, i64 rows, i64 cols, float beta) {
     GRID_LOOP(j, cols) {
@@ -350,7 +356,98 @@ extern "C" __global__ void maxpool(const float* x, float* y, float* argmax, Win 
             }
         }
         y[o] = at < 0 ? 0.0f : best;
-        argmax[o] = at < 0 ? -1.0f : (float)at;
+        if (argmax != 0) { argmax[o] = at < 0 ? -1.0f : (float)at; }
+    }
+}
+
+/* The first maximum of output (nb, oy, ox, ch)'s window, as maxpool picks it; -1 if none. */
+__device__ i64 window_argmax(const float* x, Win g, i64 nb, int oy, int ox, int ch) {
+    float best = NEG_INF; i64 at = -1;
+    for (int ky = 0; ky < g.kh; ++ky) {
+        int iy = oy * g.sh + ky - g.pt;
+        if (iy < 0 || iy >= g.h) { continue; }
+        for (int kx = 0; kx < g.kw; ++kx) {
+            int ix = ox * g.sw + kx - g.pl;
+            if (ix < 0 || ix >= g.w) { continue; }
+            i64 idx = ((nb * g.h + iy) * g.w + ix) * g.c + ch;
+            if (at < 0 || x[idx] > best) { best = x[idx]; at = idx; }
+        }
+    }
+    return at;
+}
+
+/* Calls BODY(oy, ox) for every output whose window covers input (iy, ix), in increasing
+   (oy, ox) order, so gathers add in the same order as the CPU's scatter. */
+#define COVERING(g, iy, ix, BODY) \
+    for (int ky = g.kh - 1; ky >= 0; --ky) { \
+        int ty = iy + g.pt - ky; \
+        if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.oh) { continue; } \
+        for (int kx = g.kw - 1; kx >= 0; --kx) { \
+            int tx = ix + g.pl - kx; \
+            if (tx < 0 || tx % g.sw != 0 || tx / g.sw >= g.ow) { continue; } \
+            int oy = ty / g.sh, ox = tx / g.sw; \
+            BODY \
+        } \
+    }
+
+/* Max pooling's backward pass from the forward input, as a gather: each input sums the
+   gradients of the outputs that picked it, so no atomics and a deterministic result. */
+extern "C" __global__ void maxpool_bwd(const float* x, const float* dy, float* dx, Win g) {
+    i64 n = (i64)g.b * g.h * g.w * g.c;
+    GRID_LOOP(i, n) {
+        int ch = (int)(i % g.c); i64 r = i / g.c;
+        int ix = (int)(r % g.w); r /= g.w;
+        int iy = (int)(r % g.h); i64 nb = r / g.h;
+        float s = 0.0f;
+        COVERING(g, iy, ix, {
+            if (window_argmax(x, g, nb, oy, ox, ch) == i) {
+                s += dy[((nb * g.oh + oy) * g.ow + ox) * g.c + ch];
+            }
+        })
+        dx[i] = s;
+    }
+}
+
+/* How many taps of output (oy, ox)'s window lie inside the input. */
+__device__ __forceinline__ int inside(Win g, int oy, int ox) {
+    int y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
+    int h = min(y0 + g.kh, g.h) - max(y0, 0), w = min(x0 + g.kw, g.w) - max(x0, 0);
+    return h > 0 && w > 0 ? h * w : 0;
+}
+
+/* Average pooling over the taps inside the input (padding not counted, as TensorFlow). */
+extern "C" __global__ void avgpool(const float* x, float* y, Win g) {
+    i64 n = (i64)g.b * g.oh * g.ow * g.c;
+    GRID_LOOP(o, n) {
+        int ch = (int)(o % g.c); i64 r = o / g.c;
+        int ox = (int)(r % g.ow); r /= g.ow;
+        int oy = (int)(r % g.oh); i64 nb = r / g.oh;
+        float s = 0.0f;
+        for (int ky = 0; ky < g.kh; ++ky) {
+            int iy = oy * g.sh + ky - g.pt;
+            if (iy < 0 || iy >= g.h) { continue; }
+            for (int kx = 0; kx < g.kw; ++kx) {
+                int ix = ox * g.sw + kx - g.pl;
+                if (ix < 0 || ix >= g.w) { continue; }
+                s += x[((nb * g.h + iy) * g.w + ix) * g.c + ch];
+            }
+        }
+        int count = inside(g, oy, ox);
+        y[o] = count > 0 ? s * (1.0f / (float)count) : 0.0f;
+    }
+}
+
+extern "C" __global__ void avgpool_bwd(const float* dy, float* dx, Win g) {
+    i64 n = (i64)g.b * g.h * g.w * g.c;
+    GRID_LOOP(i, n) {
+        int ch = (int)(i % g.c); i64 r = i / g.c;
+        int ix = (int)(r % g.w); r /= g.w;
+        int iy = (int)(r % g.h); i64 nb = r / g.h;
+        float s = 0.0f;
+        COVERING(g, iy, ix, {
+            s += dy[((nb * g.oh + oy) * g.ow + ox) * g.c + ch] * (1.0f / (float)inside(g, oy, ox));
+        })
+        dx[i] = s;
     }
 }
 

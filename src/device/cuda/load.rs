@@ -18,7 +18,7 @@ pub const BLOCK: u32 = 256;
 pub const MAX_LOCAL_REPLICAS: usize = 32;
 
 /// Names of the kernels above, loaded from the module in this order.
-const NAMES: [&str; 20] = [
+const NAMES: [&str; 24] = [
     "act_fwd",
     "act_bwd",
     "add_bias",
@@ -39,6 +39,10 @@ const NAMES: [&str; 20] = [
     "opt_rmsprop",
     "opt_adagrad",
     "local_reduce",
+    "bias_act",
+    "maxpool_bwd",
+    "avgpool",
+    "avgpool_bwd",
 ];
 
 /// The PTX, compiled on first use and kept for the life of the process. A compile error is
@@ -85,6 +89,10 @@ pub enum K {
     RmsProp,
     Adagrad,
     LocalReduce,
+    BiasAct,
+    MaxpoolBwd,
+    Avgpool,
+    AvgpoolBwd,
 }
 
 /// A CUBIN for compute capability `major.minor`, compiled once per architecture per

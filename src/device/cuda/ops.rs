@@ -1,5 +1,5 @@
 //! The CUDA device's losses, reductions, dropout, windowed operations (im2col, col2im,
-//! max pooling) and optimizer updates: shape checks on the host, then one kernel launch
+//! max and average pooling forward and backward) and optimizer updates: shape checks on the host, then one kernel launch
 //! each (see `kernels.rs` for the formulas). Called from `device.rs`'s `Device` impl only.
 
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -196,18 +196,97 @@ pub(super) fn maxpool(
 ) -> DResult<()> {
     let g = win("maxpool", w)?;
     same_len("maxpool (input)", x.len(), input_len(w))?;
-    let out = w.batch * w.out_h * w.out_w * w.channels;
+    let out = output_len(w);
     same_len("maxpool (output)", y.len(), out)?;
-    same_len("maxpool (argmax)", argmax.len(), out)?;
+    // An empty argmax: nothing reads the indices, so the kernel gets a null pointer.
+    let keep = !argmax.is_empty();
+    if keep {
+        same_len("maxpool (argmax)", argmax.len(), out)?;
+    }
     if out == 0 {
+        return Ok(());
+    }
+    let null: u64 = 0;
+    let xs = dev.buf(x)?;
+    let ys = dev.buf_mut(y)?;
+    let mut l = dev.launcher(K::Maxpool);
+    l.arg(xs).arg(ys);
+    if keep {
+        l.arg(dev.buf_mut(argmax)?);
+    } else {
+        l.arg(&null);
+    }
+    l.arg(&g);
+    dev.run(l, flat(out))
+}
+
+fn output_len(w: &Window) -> usize {
+    w.batch * w.out_h * w.out_w * w.channels
+}
+
+pub(super) fn maxpool_backward(
+    dev: &CudaDevice,
+    x: &DTensor,
+    w: &Window,
+    dy: &DTensor,
+    dx: &mut DTensor,
+) -> DResult<()> {
+    let g = win("maxpool_backward", w)?;
+    same_len("maxpool_backward (input)", x.len(), input_len(w))?;
+    same_len("maxpool_backward (input gradient)", dx.len(), input_len(w))?;
+    same_len(
+        "maxpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
+    let n = dx.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let (xs, gs) = (dev.buf(x)?, dev.buf(dy)?);
+    let ds = dev.buf_mut(dx)?;
+    let mut l = dev.launcher(K::MaxpoolBwd);
+    l.arg(xs).arg(gs).arg(ds).arg(&g);
+    dev.run(l, flat(n))
+}
+
+pub(super) fn avgpool(dev: &CudaDevice, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {
+    let g = win("avgpool", w)?;
+    same_len("avgpool (input)", x.len(), input_len(w))?;
+    same_len("avgpool (output)", y.len(), output_len(w))?;
+    let n = y.len();
+    if n == 0 {
         return Ok(());
     }
     let xs = dev.buf(x)?;
     let ys = dev.buf_mut(y)?;
-    let am = dev.buf_mut(argmax)?;
-    let mut l = dev.launcher(K::Maxpool);
-    l.arg(xs).arg(ys).arg(am).arg(&g);
-    dev.run(l, flat(out))
+    let mut l = dev.launcher(K::Avgpool);
+    l.arg(xs).arg(ys).arg(&g);
+    dev.run(l, flat(n))
+}
+
+pub(super) fn avgpool_backward(
+    dev: &CudaDevice,
+    w: &Window,
+    dy: &DTensor,
+    dx: &mut DTensor,
+) -> DResult<()> {
+    let g = win("avgpool_backward", w)?;
+    same_len("avgpool_backward (input gradient)", dx.len(), input_len(w))?;
+    same_len(
+        "avgpool_backward (output gradient)",
+        dy.len(),
+        output_len(w),
+    )?;
+    let n = dx.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let gs = dev.buf(dy)?;
+    let ds = dev.buf_mut(dx)?;
+    let mut l = dev.launcher(K::AvgpoolBwd);
+    l.arg(gs).arg(ds).arg(&g);
+    dev.run(l, flat(n))
 }
 
 pub(super) fn maxpool_grad(

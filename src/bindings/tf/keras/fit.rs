@@ -1,19 +1,24 @@
-//! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments converted to flat f32
-//! rows, the engine's epoch loop run over the model's trainer (the compiled engine: one
-//! replica, or the mirrored trainer of a strategy; or, for a model the engine does not run,
-//! the op library's trainer of subclass.rs), the user's callbacks and Keras's progress
-//! through the [`Bridge`] of bridge.rs. The layers' variables and the engine's weights are
-//! kept the same: the engine takes any variable changed before a run, and the variables
-//! take the engine's weights after `fit`. KeyboardInterrupt stops between steps and leaves
-//! the model usable; a NaN or infinite loss stops after that batch with a warning (see
-//! nan.rs).
+//! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments as flat f32 rows, the
+//! engine's epoch loop run over the model's trainer (the compiled engine: one replica, or
+//! the mirrored trainer of a strategy; or, for a model the engine does not run, the op
+//! library's trainer of subclass.rs), the user's callbacks and Keras's progress through the
+//! [`Bridge`] of bridge.rs. The layers' variables and the engine's weights are kept the
+//! same: the engine takes any variable changed before a run, and the variables take the
+//! engine's weights after `fit`. KeyboardInterrupt stops between steps and leaves the model
+//! usable; a NaN or infinite loss stops after that batch with a warning (see nan.rs).
+//!
+//! Inputs reach the engine without copies where possible: a float32 array is read in place
+//! (the engine gathers each batch straight from it), and any other array is converted once
+//! and kept, by the array's identity, for the next `fit`, `evaluate` or `predict` on it while
+//! the array is unchanged (arrays are copied on write, so a changed array is a new one).
 
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::convert::{numpy_value, to_array};
+use super::super::convert::{held_array, numpy_array, numpy_value, to_array};
 use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
 use super::super::given;
@@ -37,8 +42,128 @@ fn verbose_arg(v: Option<&Value>) -> PyResult<u8> {
     }
 }
 
-fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Vec<usize>, Vec<f32>)> {
-    Ok(to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec())
+/// A data set argument as f32 rows: a float32 array's own values, or a conversion.
+struct Rows {
+    shape: Vec<usize>,
+    data: RowData,
+}
+
+enum RowData {
+    /// A float32 array, read in place.
+    Shared(Held),
+    Converted(Rc<Vec<f32>>),
+}
+
+impl Rows {
+    fn values(&self) -> &[f32] {
+        match &self.data {
+            RowData::Shared(a) => a.array().as_f32_slice().unwrap_or(&[]),
+            RowData::Converted(v) => v,
+        }
+    }
+}
+
+/// The array a data argument already holds, shared rather than copied: a numpy array's
+/// (single-threaded, the cell's own) or a tensor's (thread-safe, the op library's).
+enum Held {
+    Numpy(Rc<NdArray>),
+    Tensor(Arc<NdArray>),
+}
+
+impl Held {
+    fn of(v: &Value) -> Option<Held> {
+        match numpy_array(v) {
+            Some(a) => Some(Held::Numpy(a)),
+            None => held_array(v).map(Held::Tensor),
+        }
+    }
+
+    fn array(&self) -> &NdArray {
+        match self {
+            Held::Numpy(a) => a,
+            Held::Tensor(a) => a,
+        }
+    }
+
+    /// A weak reference that upgrades while this very array lives.
+    fn downgrade(&self) -> HeldWeak {
+        match self {
+            Held::Numpy(a) => HeldWeak::Numpy(Rc::downgrade(a)),
+            Held::Tensor(a) => HeldWeak::Tensor(Arc::downgrade(a)),
+        }
+    }
+}
+
+enum HeldWeak {
+    Numpy(std::rc::Weak<NdArray>),
+    Tensor(std::sync::Weak<NdArray>),
+}
+
+impl HeldWeak {
+    fn alive(&self) -> bool {
+        match self {
+            HeldWeak::Numpy(w) => w.strong_count() > 0,
+            HeldWeak::Tensor(w) => w.strong_count() > 0,
+        }
+    }
+
+    fn is(&self, a: &NdArray) -> bool {
+        let p = match self {
+            HeldWeak::Numpy(w) => w.as_ptr(),
+            HeldWeak::Tensor(w) => w.as_ptr(),
+        };
+        std::ptr::eq(p, a)
+    }
+}
+
+/// Session state: the f32 conversions of the last few non-float32 arrays, each kept while
+/// its array lives unchanged (a weak reference that still upgrades to the same array).
+#[derive(Default)]
+struct Conversions {
+    entries: Vec<(HeldWeak, Rc<Vec<f32>>)>,
+}
+
+/// How many conversions a session keeps: inputs and targets of training and validation.
+const KEPT_CONVERSIONS: usize = 4;
+
+fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
+    let Some(a) = Held::of(v) else {
+        // Nested lists and other array-likes: converted each time, as numpy would.
+        let (shape, data) = to_array(v, Some(DType::F32), false, ctx)?.to_f32_vec();
+        return Ok(Rows {
+            shape,
+            data: RowData::Converted(Rc::new(data)),
+        });
+    };
+    let shape = a.array().shape().to_vec();
+    if a.array().as_f32_slice().is_some() {
+        return Ok(Rows {
+            shape,
+            data: RowData::Shared(a),
+        });
+    }
+    let kept = ctx.state().get::<Conversions>();
+    kept.entries.retain(|(w, _)| w.alive());
+    let hit = kept
+        .entries
+        .iter()
+        .find(|(w, _)| w.is(a.array()))
+        .map(|(_, data)| data.clone());
+    let data = match hit {
+        Some(data) => data,
+        None => {
+            let data = Rc::new(a.array().to_f32_vec().1);
+            if kept.entries.len() >= KEPT_CONVERSIONS {
+                kept.entries.remove(0);
+            }
+            kept.entries.push((a.downgrade(), data.clone()));
+            data
+        }
+    };
+    Ok(Rows {
+        shape,
+        data: RowData::Converted(data),
+    })
 }
 
 /// The model's first variable as Keras prints it, for the scope mistakes' messages.
@@ -129,14 +254,14 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     let (x, y_ds) = ds
         .as_ref()
         .map_or((x.clone(), None), |d| (d.x.clone(), d.y.clone()));
-    let (xs, xd) = rows(&x, ctx)?;
+    let xr = rows(&x, ctx)?;
     let y = y_ds.as_ref().or(given(&s[1])).ok_or_else(|| {
         PyErr::value_error(
             "fit needs targets: pass y (this kernel does not take datasets of (x, y) here yet)",
         )
     })?;
-    let (_, yd) = rows(y, ctx)?;
-    m.ensure_built(this, &xs, ctx)?;
+    let yr = rows(y, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
     let first = first_variable(this, ctx);
@@ -163,7 +288,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
             let (vx, vy) = validation_pair(v, ctx)?;
-            Some((rows(&vx, ctx)?.1, rows(&vy, ctx)?.1))
+            Some((rows(&vx, ctx)?, rows(&vy, ctx)?))
         }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
@@ -172,7 +297,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
                     "validation_data must be a tuple (x_val, y_val)",
                 ));
             };
-            Some((rows(vx, ctx)?.1, rows(vy, ctx)?.1))
+            Some((rows(vx, ctx)?, rows(vy, ctx)?))
         }
         None => None,
     };
@@ -193,7 +318,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     m.stop_training.set(false);
     set_attr(ctx, this, "stop_training", Value::Bool(false))?;
     let flag = ctx.interrupt_flag();
-    let input: Vec<usize> = xs.get(1..).unwrap_or(&[]).to_vec();
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
     let model = OpModel::new(this, mv, ctx)?;
     let (result, bridge_err) = {
         let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
@@ -212,10 +337,14 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
             if let Runner::Engine(Engine::Mirrored(t)) = r {
                 t.begin_fit(batch);
             }
-            let data = crate::keras::Data { x: &xd, y: &yd };
-            let validation = val
-                .as_ref()
-                .map(|(vx, vy)| crate::keras::Data { x: vx, y: vy });
+            let data = crate::keras::Data {
+                x: xr.values(),
+                y: yr.values(),
+            };
+            let validation = val.as_ref().map(|(vx, vy)| crate::keras::Data {
+                x: vx.values(),
+                y: vy.values(),
+            });
             let mut cbs: [&mut dyn Callback; 1] = [&mut bridge];
             Ok(crate::keras::fit(
                 r.trainer(),
@@ -280,16 +409,16 @@ pub fn forward(
     batch: usize,
     ctx: &mut dyn Ctx,
 ) -> PyResult<NdArray> {
-    let (xs, xd) = rows(x, ctx)?;
-    m.ensure_built(this, &xs, ctx)?;
-    let n = xs.first().copied().unwrap_or(0);
-    let input: Vec<usize> = xs.get(1..).unwrap_or(&[]).to_vec();
+    let xr = rows(x, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
+    let n = xr.shape.first().copied().unwrap_or(0);
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
     let flag = ctx.interrupt_flag();
     let model = OpModel::new(this, mv, ctx)?;
     let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
     let (out, shape) = with_runner(m, model, &input, shared, false, |r| {
         let t = r.trainer();
-        let out = crate::keras::predict(t, &xd, batch, Some(&flag)).map_err(kerr)?;
+        let out = crate::keras::predict(t, xr.values(), batch, Some(&flag)).map_err(kerr)?;
         Ok((out, t.plan().output_shape().to_vec()))
     })?;
     let mut dims = vec![n];
@@ -338,9 +467,9 @@ fn evaluate(
         Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
         None => (x, s[1].clone().unwrap_or(Value::None)),
     };
-    let (xs, xd) = rows(&x, ctx)?;
-    let (_, yd) = rows(&y, ctx)?;
-    m.ensure_built(this, &xs, ctx)?;
+    let xr = rows(&x, ctx)?;
+    let yr = rows(&y, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
     if m.compiled.borrow().is_none() {
         return Err(kerr(crate::keras::KerasError::NotCompiled("evaluate")));
     }
@@ -351,21 +480,30 @@ fn evaluate(
     let verbose = verbose_arg(given(&s[3]))?;
     let flag = ctx.interrupt_flag();
     let start = Instant::now();
-    let input: Vec<usize> = xs.get(1..).unwrap_or(&[]).to_vec();
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
     let model = OpModel::new(this, mv, ctx)?;
     let logs = {
         let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
         with_runner(m, model, &input, shared, false, |r| {
             crate::keras::evaluate(
                 r.trainer(),
-                crate::keras::Data { x: &xd, y: &yd },
+                crate::keras::Data {
+                    x: xr.values(),
+                    y: yr.values(),
+                },
                 batch,
                 Some(&flag),
             )
             .map_err(kerr)
         })?
     };
-    let steps = xs.first().copied().unwrap_or(0).div_ceil(batch).max(1);
+    let steps = xr
+        .shape
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .div_ceil(batch)
+        .max(1);
     final_frame(
         ctx,
         steps,
