@@ -7,102 +7,11 @@
 //! ones), everything else exactly. The fixture is written by
 //! tests/fixtures/tf/make_gradient_reference.py.
 
-use crate::common::cells as tf_common;
-
-use mirror_kernel::session::Session;
-use serde_json::Value as Json;
-
-fn reference() -> Json {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/tf/gradient_reference.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// A token as a number, with the brackets and commas around numbers in printed
-/// tensors stripped (`[[2.`, `4.]` and `12.],`).
-fn number(token: &str) -> Option<f64> {
-    let t = token.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ','));
-    if t.is_empty() {
-        return None;
-    }
-    t.parse::<f64>().ok()
-}
-
-/// Where `got` differs from `want` beyond the tolerance, if anywhere.
-fn difference(want: &str, got: &str) -> Option<String> {
-    let (wl, gl): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    if wl.len() != gl.len() {
-        return Some(format!("{} lines expected, {} printed", wl.len(), gl.len()));
-    }
-    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
-        let (wt, gt): (Vec<&str>, Vec<&str>) = (
-            w.split_whitespace().collect(),
-            g.split_whitespace().collect(),
-        );
-        if wt.len() != gt.len() {
-            return Some(format!("line {}: {w:?} vs {g:?}", i + 1));
-        }
-        for (a, b) in wt.iter().zip(&gt) {
-            let same = match (number(a), number(b)) {
-                (Some(x), Some(y)) => {
-                    // The text around the number must match too (brackets, commas).
-                    let shell = |s: &str| {
-                        s.chars()
-                            .filter(|c| "[](),".contains(*c))
-                            .collect::<String>()
-                    };
-                    shell(a) == shell(b) && (x - y).abs() <= 1e-5 * x.abs().max(1.0)
-                }
-                _ => a == b,
-            };
-            if !same {
-                return Some(format!(
-                    "line {}: {a:?} vs {b:?}\nexpected: {w}\nprinted:  {g}",
-                    i + 1
-                ));
-            }
-        }
-    }
-    None
-}
+use crate::common::cells::{self as tf_common, difference};
 
 #[test]
 fn every_cell_matches_tensorflow() {
-    let reference = reference();
-    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-    assert!(cases.len() >= 10, "the fixture holds {} cells", cases.len());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        let code = case["code"].as_str().unwrap_or("");
-        let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-        let shown = tf_common::run(&session, code);
-        if let Some((ename, evalue)) = &shown.error {
-            failures.push(format!(
-                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
-                shown.stdout
-            ));
-            continue;
-        }
-        if let Some(d) = difference(case["stdout"].as_str().unwrap_or(""), &shown.stdout) {
-            failures.push(format!("{name}: stdout differs: {d}"));
-        }
-        let want_err = case["stderr"].as_str().unwrap_or("");
-        let got_err: String = shown
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("WARNING:tensorflow:"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        if want_err != got_err {
-            failures.push(format!(
-                "{name}: warnings differ\nexpected:\n{want_err}\nprinted:\n{got_err}"
-            ));
-        }
-    }
+    let failures = tf_common::reference_failures("tests/fixtures/tf/gradient_reference.json", 10);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

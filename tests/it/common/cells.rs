@@ -1,10 +1,12 @@
 //! Shared driver for the tf_* integration tests: runs cells through a real session and
-//! returns what a notebook would show (stdout/stderr text, the cell's result, any error).
+//! returns what a notebook would show (stdout/stderr text, the cell's result, any error),
+//! and checks the cells of a reference fixture against what TensorFlow printed for them.
 
 use std::sync::Arc;
 
 use mirror_kernel::cell::{CollectSink, ExecuteRequest, Output, StreamName};
 use mirror_kernel::session::Session;
+use serde_json::Value as Json;
 
 /// What one cell showed.
 #[derive(Debug, Default)]
@@ -60,4 +62,131 @@ pub fn ok(session: &Session, code: &str) -> String {
     let s = run(session, code);
     assert_eq!(s.error, None, "cell failed:\n{code}\nstdout:\n{}", s.stdout);
     s.stdout
+}
+
+fn reference(relative: &str) -> Json {
+    let path = format!("{}/{relative}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A token as a number, with the brackets and commas around numbers in printed
+/// tensors stripped (`[[2.`, `4.]` and `12.],`).
+fn number(token: &str) -> Option<f64> {
+    let t = token.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ','));
+    if t.is_empty() {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+/// Where `got` differs from `want` beyond the tolerance, if anywhere.
+pub fn difference(want: &str, got: &str) -> Option<String> {
+    let (wl, gl): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    if wl.len() != gl.len() {
+        return Some(format!("{} lines expected, {} printed", wl.len(), gl.len()));
+    }
+    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
+        let (wt, gt): (Vec<&str>, Vec<&str>) = (
+            w.split_whitespace().collect(),
+            g.split_whitespace().collect(),
+        );
+        if wt.len() != gt.len() {
+            return Some(format!("line {}: {w:?} vs {g:?}", i + 1));
+        }
+        for (a, b) in wt.iter().zip(&gt) {
+            let same = match (number(a), number(b)) {
+                (Some(x), Some(y)) => {
+                    // The text around the number must match too (brackets, commas).
+                    let shell = |s: &str| {
+                        s.chars()
+                            .filter(|c| "[](),".contains(*c))
+                            .collect::<String>()
+                    };
+                    shell(a) == shell(b) && (x - y).abs() <= 1e-5 * x.abs().max(1.0)
+                }
+                _ => a == b,
+            };
+            if !same {
+                return Some(format!(
+                    "line {}: {a:?} vs {b:?}\nexpected: {w}\nprinted:  {g}",
+                    i + 1
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// What a script would have printed to stdout for a cell's outputs: its stdout text and the
+/// plain text of what it displayed (Keras prints `summary()` where the kernel displays a
+/// table), in order. TensorFlow's `INFO:` log lines, which the kernel shows in the cell and
+/// TensorFlow logs to stderr, are left out.
+pub fn printed(shown: &Shown) -> String {
+    let mut out = String::new();
+    for o in &shown.outputs {
+        match o {
+            Output::Stream {
+                name: StreamName::Stdout,
+                text,
+            } => out.push_str(text),
+            Output::DisplayData { data, .. } => {
+                if let Some(t) = data.get("text/plain").and_then(|v| v.as_str()) {
+                    out.push_str(t);
+                    if !t.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.lines()
+        .filter(|l| !l.starts_with("INFO:tensorflow:"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Runs every cell of a reference fixture (`{"cases": [{"name", "code", "stdout",
+/// "stderr"}]}`, `relative` to the crate) in a fresh session and returns how each one that
+/// differs from the reference differs: its stdout by [`difference`], its TensorFlow
+/// warnings exactly. The fixture must hold at least `min_cases` cells.
+pub fn reference_failures(relative: &str, min_cases: usize) -> Vec<String> {
+    let reference = reference(relative);
+    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
+    assert!(
+        cases.len() >= min_cases,
+        "{relative} holds {} cells",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let code = case["code"].as_str().unwrap_or("");
+        let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+        let shown = run(&session, code);
+        if let Some((ename, evalue)) = &shown.error {
+            failures.push(format!(
+                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
+                shown.stdout
+            ));
+            continue;
+        }
+        if let Some(d) = difference(case["stdout"].as_str().unwrap_or(""), &printed(&shown)) {
+            failures.push(format!("{name}: stdout differs: {d}"));
+        }
+        let want_err = case["stderr"].as_str().unwrap_or("");
+        let got_err: String = shown
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("WARNING:tensorflow:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if want_err != got_err {
+            failures.push(format!(
+                "{name}: warnings differ\nexpected:\n{want_err}\nprinted:\n{got_err}"
+            ));
+        }
+    }
+    failures
 }

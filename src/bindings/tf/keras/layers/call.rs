@@ -180,11 +180,13 @@ pub fn call_layer(this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value
         None => inherited_training(ctx),
     };
     let shapes = shape_of(&x).unwrap_or_default();
-    if !is_built(&handle, ctx) {
-        build(&handle, &x, &shapes, ctx)?;
-    }
+    // Keras checks the spec the layer has now (before a build, the one of its class), then
+    // builds: a wrong rank fails before any variable is made.
     if let (Some(spec), Some(shape)) = (handle.core.input_spec.borrow().clone(), shapes.first()) {
         spec.check(&handle.core.name(), 0, shape)?;
+    }
+    if !is_built(&handle, ctx) {
+        build(&handle, &x, &shapes, ctx)?;
     }
     let name = handle.core.name();
     let out = in_call(ctx, &name, training, |ctx| {
@@ -241,6 +243,13 @@ fn build(h: &LayerHandle, x: &Value, shapes: &[Dims], ctx: &mut dyn Ctx) -> PyRe
                 ctx.call(&f, Args::new(vec![arg]))?;
             }
             *h.core.build_shape.borrow_mut() = Some(first);
+            if let HandleKind::Model(m) = &h.kind {
+                if let Some(model) = m.downcast::<ModelObj>() {
+                    // A subclassed model's variables were made just now, under the scope
+                    // it was created in: `fit` checks that scope against the active one.
+                    *model.created_under.borrow_mut() = model.scope_at_creation.clone();
+                }
+            }
             mark_built(h, ctx)
         }
     }
