@@ -180,14 +180,14 @@ fn first_variable(this: &Value, ctx: &mut dyn Ctx) -> String {
 /// The trainer a run uses: the compiled engine, or the op library's for other models.
 enum Runner<'a, 'e> {
     Engine(&'e mut Engine),
-    Op(OpTrainer<'a>),
+    Op(Box<OpTrainer<'a>>),
 }
 
 impl Runner<'_, '_> {
     fn trainer(&mut self) -> &mut dyn Trainer {
         match self {
             Runner::Engine(e) => e.trainer(),
-            Runner::Op(t) => t,
+            Runner::Op(t) => t.as_mut(),
         }
     }
     /// The Python error a step of the op trainer raised, if any.
@@ -221,7 +221,7 @@ fn with_runner<'a, R>(
         return r;
     }
     let t = OpTrainer::new(ctx, model, input)?;
-    let mut runner = Runner::Op(t);
+    let mut runner = Runner::Op(Box::new(t));
     let r = f(&mut runner);
     match runner.take_err() {
         Some(e) => Err(e),

@@ -1,14 +1,18 @@
 //! `tf.keras.initializers`: the initializer classes (`Zeros()`, `Constant(0.5)`,
 //! `GlorotUniform(seed=1)`, ...) as values a layer accepts for `kernel_initializer` or
 //! `add_weight(initializer=...)`, alongside their string names. Each holds the engine's
-//! [`Init`], which fills arrays with Keras's formulas. A layer also accepts any callable
+//! [`Init`], which fills arrays with Keras's formulas; called as `initializer(shape,
+//! dtype=None)` it returns such an array as a tensor. A layer also accepts any callable
 //! `initializer(shape, dtype=None)` returning an array.
 
 use std::any::Any;
 
-use super::layers::kerr;
+use super::super::convert::{dtype_arg, tensor_value};
+use super::layers::base::initial_value;
+use super::layers::{kerr, shape_arg};
 use crate::keras::Init;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
+use crate::tensor::DType;
 
 /// An initializer object.
 pub struct InitializerObj {
@@ -30,6 +34,15 @@ impl Object for InitializerObj {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    /// `initializer(shape, dtype=None)`: a new tensor of that shape (float32 by default),
+    /// filled as a layer's variable of that shape would be.
+    fn call(&self, _this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+        let s = args.bind("__call__", &["shape", "dtype"], 1)?;
+        let shape = shape_arg(s[0].as_ref().unwrap_or(&Value::None))?;
+        let dtype = dtype_arg(super::super::given(&s[1]), ctx)?.unwrap_or(DType::F32);
+        let a = initial_value(InitArg::Known(self.init.clone()), &shape, dtype, ctx)?;
+        Ok(tensor_value(a))
     }
 }
 

@@ -253,7 +253,7 @@ impl<'a> OpTrainer<'a> {
         let xt = NdArray::from_f32(&xs, x.to_vec()).map_err(super::super::convert::tensor_err)?;
         let yt = match y {
             Some(y) => {
-                let per = if rows == 0 { 0 } else { y.len() / rows };
+                let per = y.len().checked_div(rows).unwrap_or(0);
                 let mut shape = vec![rows];
                 let out = self.plan.output_shape();
                 if per == out.iter().product::<usize>() {
@@ -364,7 +364,7 @@ impl<'a> OpTrainer<'a> {
     fn step(&mut self, x: &[f32], y: &[f32], batch: usize) -> PyResult<StepStats> {
         let (x_per, y_per) = (
             self.config.input_shape.iter().product::<usize>(),
-            if batch == 0 { 0 } else { y.len() / batch },
+            y.len().checked_div(batch).unwrap_or(0),
         );
         let ctx_cell = self.ctx.clone();
         let mut g = ctx_cell.borrow_mut();

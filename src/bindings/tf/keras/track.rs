@@ -78,10 +78,10 @@ fn visit(v: &Value, ctx: &mut dyn Ctx, out: &mut Tracked, depth: usize) {
                 visit(&item, ctx, out, depth + 1);
             }
         }
-        Value::Native(_) | Value::Obj(_) => {
-            if LayerHandle::of(v, ctx).is_some() && !out.layers.iter().any(|x| x.is(v)) {
-                out.layers.push(v.clone());
-            }
+        Value::Native(_) | Value::Obj(_)
+            if LayerHandle::of(v, ctx).is_some() && !out.layers.iter().any(|x| x.is(v)) =>
+        {
+            out.layers.push(v.clone());
         }
         _ => {}
     }
