@@ -69,11 +69,11 @@ const MODEL_PROPERTIES: &[&str] = &[
     "fit",
     "evaluate",
     "summary",
-    "save",
-    "save_weights",
-    "load_weights",
     "loss",
 ];
+// `save`, `save_weights` and `load_weights` are left out: the saving format needs the
+// engine's description of a model, which a subclass does not have, and a name a subclass
+// answers must work as Keras's does.
 
 /// The model state of a subclass instance.
 pub fn model_of(this: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, LayerHandle)> {
