@@ -21,6 +21,8 @@
 //! - [`distribute`]: replicas, batch splitting, all-reduce.
 //! - [`tensor`]: host n-dimensional arrays with numpy's dtypes and semantics.
 //! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
+//! - [`memory`]: the memory bound every allocation a cell sizes is held against, so that a
+//!   request too large is `MemoryError` instead of an abort.
 //! - [`display`]: MIME bundles, progress bars, summary tables, plots.
 //! - [`runner`]: runs notebooks and scripts without Jupyter.
 //! - [`bench`]: the `mirror-kernel bench` command's measurements.
@@ -33,6 +35,7 @@ pub mod display;
 pub mod distribute;
 pub mod keras;
 pub mod lang;
+pub mod memory;
 pub mod ops;
 pub mod protocol;
 pub mod runner;

@@ -14,6 +14,8 @@ use crate::lang::{Ctx, PyResult, Value};
 /// listed here (`tensorflow.keras.layers`) are found by the interpreter as attributes of
 /// their top-level module.
 pub fn load_module(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
+    // Long array operations on this thread stop at the cell's interrupt.
+    crate::tensor::interrupt::watch(ctx.interrupt_flag());
     match name {
         "numpy" => Some(numpy::module(ctx)),
         "tensorflow" => Some(tf::module(ctx)),

@@ -36,7 +36,11 @@ impl Padding {
             Padding::Valid => (size >= k).then(|| ((size - k) / stride + 1, 0)),
             Padding::Same => {
                 let out = size.div_ceil(stride);
-                let total = ((out.saturating_sub(1)) * stride + k).saturating_sub(size);
+                let total = out
+                    .saturating_sub(1)
+                    .saturating_mul(stride)
+                    .saturating_add(k)
+                    .saturating_sub(size);
                 Some((out, total / 2))
             }
         }
@@ -291,8 +295,11 @@ impl ModelConfig {
             vars: vec![],
             layer_vars: vec![],
         };
+        // The bytes of every variable so far: the model's weights must fit together.
+        let mut bytes: u128 = 0;
         for (i, l) in self.layers.iter().enumerate() {
-            let var = |plan: &mut Plan, name: &str, shape: Vec<usize>, init: &Init, fans| {
+            let mut var = |plan: &mut Plan, name: &str, shape: Vec<usize>, init: &Init, fans| {
+                bytes = check_variable(bytes, &shape, init)?;
                 plan.vars.push(VarSpec {
                     name: name.to_string(),
                     path: format!("{}/{}/{name}", self.name, l.name),
@@ -301,7 +308,7 @@ impl ModelConfig {
                     init: init.clone(),
                     fans,
                 });
-                Some(plan.vars.len() - 1)
+                Ok::<_, KerasError>(Some(plan.vars.len() - 1))
             };
             let (out, kb) = match &l.kind {
                 LayerKind::Dense {
@@ -321,7 +328,7 @@ impl ModelConfig {
                         vec![fan_in, *units],
                         kernel_initializer,
                         (fan_in, *units),
-                    );
+                    )?;
                     let b = if *use_bias {
                         var(
                             &mut plan,
@@ -329,7 +336,7 @@ impl ModelConfig {
                             vec![*units],
                             bias_initializer,
                             (fan_in, *units),
-                        )
+                        )?
                     } else {
                         None
                     };
@@ -352,7 +359,8 @@ impl ModelConfig {
                     let [h, w, c] = image(&l.name, &shape)?;
                     positive(&l.name, "filters", *filters)?;
                     let (oh, ow) = window_out(&l.name, &shape, *padding, (*kh, *kw), (*sh, *sw))?;
-                    let fans = (kh * kw * c, kh * kw * filters);
+                    let area = kh.saturating_mul(*kw);
+                    let fans = (area.saturating_mul(c), area.saturating_mul(*filters));
                     let _ = (h, w);
                     let k = var(
                         &mut plan,
@@ -360,9 +368,9 @@ impl ModelConfig {
                         vec![*kh, *kw, c, *filters],
                         kernel_initializer,
                         fans,
-                    );
+                    )?;
                     let b = if *use_bias {
-                        var(&mut plan, "bias", vec![*filters], bias_initializer, fans)
+                        var(&mut plan, "bias", vec![*filters], bias_initializer, fans)?
                     } else {
                         None
                     };
@@ -377,7 +385,16 @@ impl ModelConfig {
                     let (oh, ow) = window_out(&l.name, &shape, *padding, *pool_size, *strides)?;
                     (vec![oh, ow, c], (None, None))
                 }
-                LayerKind::Flatten => (vec![shape.iter().product()], (None, None)),
+                LayerKind::Flatten => match elements(&shape) {
+                    Some(n) => (vec![n as usize], (None, None)),
+                    None => {
+                        return Err(KerasError::InvalidArgument(format!(
+                            "Layer '{}': flattening input shape {} would give more than 2**63 - 1 elements",
+                            l.name,
+                            super::error::fmt_batch_shape(&shape)
+                        )))
+                    }
+                },
                 LayerKind::Reshape { target_shape } => {
                     (reshape(&l.name, &shape, target_shape)?, (None, None))
                 }
@@ -398,6 +415,54 @@ impl ModelConfig {
         }
         Ok(plan)
     }
+}
+
+/// The device TensorFlow names in its allocation errors.
+const TF_CPU: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+/// The elements of `shape`, when they are at most 2**63 - 1 (TensorFlow's count).
+fn elements(shape: &[usize]) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .filter(|&n| n <= i64::MAX as u64)
+}
+
+/// The TensorFlow op that fills a variable with this initializer (named in its errors).
+fn init_op(init: &Init) -> &'static str {
+    match init {
+        Init::Zeros | Init::Ones | Init::Constant(_) => "Fill",
+        Init::GlorotNormal | Init::HeNormal | Init::LecunNormal | Init::RandomNormal { .. } => {
+            "StatelessRandomNormalV2"
+        }
+        _ => "StatelessRandomUniformV2",
+    }
+}
+
+/// Refuses a float32 variable of `shape` that has more elements than TensorFlow counts, or
+/// that does not fit the memory bound together with the `before` bytes of the variables
+/// planned before it; returns the bytes with it. This is checked when the model is planned,
+/// before any weight is allocated, so that `summary()` and `count_params()` of a model too
+/// large to hold never reach an allocation.
+fn check_variable(before: u128, shape: &[usize], init: &Init) -> KResult<u128> {
+    let op = init_op(init);
+    let dims = shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let Some(n) = elements(shape) else {
+        return Err(KerasError::InvalidArgument(format!(
+            "{{{{function_node __wrapped__{op}_device_{TF_CPU}}}}} Shape [{dims}] would have more than 2**63 - 1 elements [Op:{op}] name: "
+        )));
+    };
+    let total = before + n as u128 * std::mem::size_of::<f32>() as u128;
+    if !crate::memory::fits(total) {
+        return Err(KerasError::ResourceExhausted(format!(
+            "{{{{function_node __wrapped__{op}_device_{TF_CPU}}}}} OOM when allocating tensor with shape[{dims}] and type float on {TF_CPU} by allocator cpu [Op:{op}] name: "
+        )));
+    }
+    Ok(total)
 }
 
 fn positive(layer: &str, what: &str, v: usize) -> KResult<()> {
@@ -451,8 +516,12 @@ fn window_out(
 }
 
 fn reshape(layer: &str, shape: &[usize], target: &[i64]) -> KResult<Vec<usize>> {
-    let total: usize = shape.iter().product();
-    let known: i64 = target.iter().filter(|d| **d > 0).product();
+    let total = elements(shape).unwrap_or(u64::MAX) as usize;
+    let known: i64 = target
+        .iter()
+        .filter(|d| **d > 0)
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .unwrap_or(-1);
     let unknown = target.iter().filter(|d| **d == -1).count();
     let bad = target.iter().any(|d| *d == 0 || *d < -1) || unknown > 1 || known <= 0;
     let err = || {
@@ -477,5 +546,43 @@ fn reshape(layer: &str, shape: &[usize], target: &[i64]) -> KResult<Vec<usize>> 
         Ok(target.iter().map(|d| *d as usize).collect())
     } else {
         Err(err())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(units: usize) -> LayerKind {
+        LayerKind::dense(units, "linear").unwrap()
+    }
+
+    #[test]
+    fn weights_beyond_the_memory_bound_are_tensorflows_out_of_memory_error() {
+        let e = ModelConfig::sequential(&[4], vec![dense(1 << 31)]).unwrap_err();
+        assert_eq!(e.py_exception(), "ResourceExhaustedError");
+        assert_eq!(
+            e.to_string(),
+            "{{function_node __wrapped__StatelessRandomUniformV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} \
+             OOM when allocating tensor with shape[4,2147483648] and type float on \
+             /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu [Op:StatelessRandomUniformV2] name: "
+        );
+        let e = ModelConfig::sequential(&[1 << 40], vec![dense(1 << 40)]).unwrap_err();
+        assert_eq!(e.py_exception(), "InvalidArgumentError");
+        assert!(e.to_string().contains(
+            "Shape [1099511627776,1099511627776] would have more than 2**63 - 1 elements"
+        ));
+        let e = ModelConfig::sequential(&[1 << 40, 1 << 40, 1 << 40], vec![LayerKind::Flatten])
+            .unwrap_err();
+        assert_eq!(e.py_exception(), "InvalidArgumentError");
+        let conv = LayerKind::conv2d(4, (usize::MAX / 2, 3), "relu").unwrap();
+        assert!(ModelConfig::sequential(&[8, 8, 3], vec![conv]).is_err());
+    }
+
+    #[test]
+    fn a_model_that_fits_is_planned_and_counted_as_before() {
+        let cfg = ModelConfig::sequential(&[1000], vec![dense(1000), dense(10)]).unwrap();
+        let plan = cfg.plan().unwrap();
+        assert_eq!(plan.param_count(), 1000 * 1000 + 1000 + 1000 * 10 + 10);
     }
 }

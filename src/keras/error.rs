@@ -42,6 +42,13 @@ pub enum KerasError {
     Io { path: String, detail: String },
     #[error("Training was interrupted.")]
     Interrupted,
+    /// A variable the memory bound cannot hold: TensorFlow's out-of-memory error, in its
+    /// words (the text is the message).
+    #[error("{0}")]
+    ResourceExhausted(String),
+    /// A shape with more elements than TensorFlow counts (2**63 - 1), in its words.
+    #[error("{0}")]
+    InvalidArgument(String),
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
@@ -62,6 +69,8 @@ impl KerasError {
             KerasError::NotCompiled(_) | KerasError::NanLoss { .. } => "RuntimeError",
             KerasError::NotFound(_) => "FileNotFoundError",
             KerasError::Interrupted => "KeyboardInterrupt",
+            KerasError::ResourceExhausted(_) => "ResourceExhaustedError",
+            KerasError::InvalidArgument(_) => "InvalidArgumentError",
             KerasError::Io { .. } => "OSError",
             KerasError::Device(DeviceError::OutOfMemory { .. }) => "ResourceExhaustedError",
             KerasError::Device(DeviceError::Shape { .. }) => "InvalidArgumentError",
@@ -89,6 +98,9 @@ impl KerasError {
             KerasError::Path(_) => "add the extension to the file name",
             KerasError::NotFound(_) => "check the path; relative paths start at the notebook",
             KerasError::Interrupted => "the weights keep the values of the last finished step",
+            KerasError::ResourceExhausted(_) | KerasError::InvalidArgument(_) => {
+                "a layer this large does not fit in memory: use fewer units or filters, or a smaller input"
+            }
             KerasError::Corrupt { .. } => "the file is damaged or not a Keras file; save it again",
             KerasError::Io { .. } => "check permissions and free disk space",
             KerasError::Device(DeviceError::OutOfMemory { .. }) => "use a smaller batch size",

@@ -275,6 +275,7 @@ impl Vm<'_> {
                     .or_else(|| kw(&a, "start").cloned())
                     .unwrap_or(Value::Int(0));
                 for x in items {
+                    self.check_interrupt_fast()?;
                     acc = self.binop(super::object::BinOp::Add, &acc, &x)?;
                 }
                 acc

@@ -212,6 +212,7 @@ impl Vm<'_> {
             None => best.clone(),
         };
         for x in items.into_iter().skip(1) {
+            self.check_interrupt_fast()?;
             let xk = match &key {
                 Some(k) => self.call_value(k, Args::new(vec![x.clone()]))?,
                 None => x.clone(),
@@ -235,15 +236,7 @@ impl Vm<'_> {
             .filter(|v| !v.is_none());
         match (&v, nd) {
             (Value::Int(_) | Value::Bool(_), None) => Ok(Value::Int(v.as_int()?)),
-            (Value::Int(i), Some(n)) => {
-                let n = n.as_int()?;
-                if n >= 0 {
-                    return Ok(Value::Int(*i));
-                }
-                let p = 10i64.checked_pow((-n) as u32).unwrap_or(i64::MAX);
-                let q = (*i as f64 / p as f64).round_ties_even() as i64;
-                Ok(Value::Int(q.saturating_mul(p)))
-            }
+            (Value::Int(i), Some(n)) => Ok(Value::Int(round_int(*i, n.as_int()?)?)),
             (Value::Float(x), None) => {
                 if !x.is_finite() {
                     return Err(PyErr::new(
@@ -259,19 +252,16 @@ impl Vm<'_> {
                         },
                     ));
                 }
-                Ok(Value::Int(x.round_ties_even() as i64))
-            }
-            (Value::Float(x), Some(n)) => {
-                let n = n.as_int()?;
-                // Round through the exact decimal text, as CPython does, so 2.675 -> 2.67.
-                if n >= 0 {
-                    let s = format!("{:.*}", n as usize, x);
-                    Ok(Value::Float(s.parse().unwrap_or(*x)))
-                } else {
-                    let p = 10f64.powi((-n) as i32);
-                    Ok(Value::Float((x / p).round_ties_even() * p))
+                let r = x.round_ties_even();
+                if r.abs() >= 9.223_372_036_854_776e18 {
+                    return Err(PyErr::new(
+                        "OverflowError",
+                        "integer result too large for this kernel's 64-bit int",
+                    ));
                 }
+                Ok(Value::Int(r as i64))
             }
+            (Value::Float(x), Some(n)) => Ok(Value::Float(round_float(*x, n.as_int()?))),
             _ => {
                 let m = self.get_attr(&v, "__round__")?;
                 let args = a.pos[1..].to_vec();
@@ -362,9 +352,61 @@ impl Vm<'_> {
         let mut m = IndexMap::new();
         if let Some(v) = v {
             for x in self.iter_values(v)? {
+                super::memory::map_room_for_one(&mut m)?;
                 m.insert(HashKey::of(&x)?, x);
+                self.check_interrupt_fast()?;
             }
         }
         Ok(Set::value(m, frozen))
+    }
+}
+
+/// `round(int, n)`: exact, half to even, as CPython rounds ints.
+fn round_int(i: i64, n: i64) -> PyResult<i64> {
+    if n >= 0 {
+        return Ok(i);
+    }
+    // 10**39 exceeds every i64, which then rounds to 0.
+    let Some(p) = u32::try_from(n.unsigned_abs())
+        .ok()
+        .filter(|&k| k <= 38)
+        .map(|k| 10i128.pow(k))
+    else {
+        return Ok(0);
+    };
+    let x = i as i128;
+    let (mut q, r) = (x / p, x % p);
+    let twice = 2 * r.abs();
+    if twice > p || (twice == p && q % 2 != 0) {
+        q += x.signum();
+    }
+    i64::try_from(q * p).map_err(|_| {
+        PyErr::new(
+            "OverflowError",
+            "integer result too large for this kernel's 64-bit int",
+        )
+    })
+}
+
+/// `round(float, n)`: through the exact decimal text, as CPython rounds (so `2.675` gives
+/// `2.67`); beyond the digits a double has, the value itself (or a zero of its sign).
+fn round_float(x: f64, n: i64) -> f64 {
+    // CPython's NDIGITS_MAX and NDIGITS_MIN for doubles.
+    if n > 323 || !x.is_finite() {
+        return x;
+    }
+    if n < -308 {
+        return 0.0 * x;
+    }
+    if n >= 0 {
+        let s = format!("{:.*}", n as usize, x);
+        return s.parse().unwrap_or(x);
+    }
+    let p = 10f64.powi((-n) as i32);
+    let r = (x / p).round_ties_even() * p;
+    if r.is_finite() {
+        r
+    } else {
+        x
     }
 }

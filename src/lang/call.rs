@@ -89,14 +89,11 @@ impl Vm<'_> {
     ) -> PyResult<Value> {
         let def = func.def.clone();
         if self.depth >= RECURSION_LIMIT {
-            return Err(PyErr::new(
-                "RecursionError",
-                "maximum recursion depth exceeded",
-            ));
+            return Err(super::recursion::recursion_error(""));
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
         self.bind_args(func, args, &frame)?;
-        self.run_function(func, frame)
+        self.run_function_checked(func, frame)
     }
 
     /// A call with positional arguments only, evaluated straight into the new frame's
@@ -112,10 +109,7 @@ impl Vm<'_> {
     ) -> PyResult<Value> {
         let def = &func.def;
         if self.depth >= RECURSION_LIMIT {
-            return Err(PyErr::new(
-                "RecursionError",
-                "maximum recursion depth exceeded",
-            ));
+            return Err(super::recursion::recursion_error(""));
         }
         let frame = self.new_frame(def.nlocals, func.closure.clone());
         let skip = usize::from(this.is_some());
@@ -152,7 +146,21 @@ impl Vm<'_> {
                 }
             }
         }
-        self.run_function(func, frame)
+        self.run_function_checked(func, frame)
+    }
+
+    /// Runs the call on a stack with room for it: every few levels of Python calls the
+    /// stack left is checked and, when short, a new segment is taken (see `recursion`).
+    #[inline(always)]
+    fn run_function_checked(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
+        if self
+            .depth
+            .is_multiple_of(super::recursion::CALLS_PER_STACK_CHECK)
+        {
+            super::recursion::with_stack(|| self.run_function(func, frame))
+        } else {
+            self.run_function(func, frame)
+        }
     }
 
     #[inline(always)]

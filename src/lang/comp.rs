@@ -33,6 +33,7 @@ impl Vm<'_> {
             CompKind::Set => {
                 let mut m = IndexMap::new();
                 for v in out {
+                    super::memory::map_room_for_one(&mut m)?;
                     m.insert(HashKey::of(&v)?, v);
                 }
                 Set::value(m, false)

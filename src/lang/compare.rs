@@ -4,8 +4,11 @@
 use super::exc::{PyErr, PyResult};
 use super::object::CmpOp;
 use super::runtime::{Instance, Set};
-use super::value::Value;
+use super::value::{Dict, Value};
 use super::vm::Vm;
+
+/// What CPython's `RecursionError` says when a comparison nests too deeply.
+const COMPARE_CONTEXT: &str = " in comparison";
 
 impl Vm<'_> {
     pub fn rich_compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> PyResult<Value> {
@@ -21,11 +24,7 @@ impl Vm<'_> {
             }
             (Str(x), Str(y)) => Some(x.cmp(y)),
             (List(_), List(_)) | (Tuple(_), Tuple(_)) => {
-                let (x, y) = (
-                    a.as_seq().unwrap_or_default(),
-                    b.as_seq().unwrap_or_default(),
-                );
-                return self.seq_compare(op, &x, &y);
+                return self.nested(COMPARE_CONTEXT, |vm| vm.seq_compare(op, a, b));
             }
             _ => None,
         };
@@ -42,7 +41,7 @@ impl Vm<'_> {
         }
         if let (Dict(x), Dict(y)) = (a, b) {
             if matches!(op, CmpOp::Eq | CmpOp::Ne) {
-                let eq = self.dict_eq(&x.borrow().clone(), &y.borrow().clone())?;
+                let eq = self.nested(COMPARE_CONTEXT, |vm| vm.dict_eq(x, y))?;
                 return Ok(Bool(eq == (op == CmpOp::Eq)));
             }
         }
@@ -111,19 +110,47 @@ impl Vm<'_> {
         }
     }
 
-    fn seq_compare(&mut self, op: CmpOp, x: &[Value], y: &[Value]) -> PyResult<Value> {
-        for (a, b) in x.iter().zip(y.iter()) {
-            if !self.eq(a, b)? {
-                if op == CmpOp::Eq {
-                    return Ok(Value::Bool(false));
-                }
-                if op == CmpOp::Ne {
-                    return Ok(Value::Bool(true));
-                }
-                return self.rich_compare(op, a, b);
+    /// `PyObject_RichCompareBool(a, b, Py_EQ)`: identical values are equal without being
+    /// compared, which is what lets a list that contains itself equal itself.
+    pub fn eq_or_same(&mut self, a: &Value, b: &Value) -> PyResult<bool> {
+        if a.is(b) && !matches!(a, Value::Float(_)) {
+            return Ok(true);
+        }
+        self.eq(a, b)
+    }
+
+    /// Two lists or two tuples, as CPython's `list_richcompare`: lengths first for `==`
+    /// and `!=`, then the first pair of items that differ decides. Items are read by index,
+    /// since an item's `__eq__` may change either sequence.
+    fn seq_compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> PyResult<Value> {
+        let item = |v: &Value, i: usize| match v {
+            Value::List(l) => l.borrow().get(i).cloned(),
+            Value::Tuple(t) => t.get(i).cloned(),
+            _ => None,
+        };
+        let len = |v: &Value| match v {
+            Value::List(l) => l.borrow().len(),
+            Value::Tuple(t) => t.len(),
+            _ => 0,
+        };
+        if matches!(op, CmpOp::Eq | CmpOp::Ne) && len(a) != len(b) {
+            return Ok(Value::Bool(op == CmpOp::Ne));
+        }
+        let mut i = 0;
+        while let (Some(x), Some(y)) = (item(a, i), item(b, i)) {
+            if !self.eq_or_same(&x, &y)? {
+                return match op {
+                    CmpOp::Eq => Ok(Value::Bool(false)),
+                    CmpOp::Ne => Ok(Value::Bool(true)),
+                    _ => self.rich_compare(op, &x, &y),
+                };
+            }
+            i += 1;
+            if i % 4096 == 0 {
+                super::object::Ctx::check_interrupt(self)?;
             }
         }
-        let (a, b) = (x.len(), y.len());
+        let (a, b) = (len(a), len(b));
         Ok(Value::Bool(match op {
             CmpOp::Eq => a == b,
             CmpOp::Ne => a != b,
@@ -134,20 +161,37 @@ impl Vm<'_> {
         }))
     }
 
-    fn dict_eq(&mut self, x: &super::value::Dict, y: &super::value::Dict) -> PyResult<bool> {
-        if x.len() != y.len() {
+    fn dict_eq(
+        &mut self,
+        x: &std::rc::Rc<std::cell::RefCell<Dict>>,
+        y: &std::rc::Rc<std::cell::RefCell<Dict>>,
+    ) -> PyResult<bool> {
+        if x.borrow().len() != y.borrow().len() {
             return Ok(false);
         }
-        for (k, v) in x.items() {
-            match y.get(k)? {
+        let mut i = 0;
+        loop {
+            let Some((k, v)) = x
+                .borrow()
+                .map
+                .get_index(i)
+                .map(|(_, (k, v))| (k.clone(), v.clone()))
+            else {
+                return Ok(true);
+            };
+            let w = y.borrow().get(&k)?;
+            match w {
                 Some(w) => {
-                    if !self.eq(v, &w)? {
+                    if !self.eq_or_same(&v, &w)? {
                         return Ok(false);
                     }
                 }
                 None => return Ok(false),
             }
+            i += 1;
+            if i % 4096 == 0 {
+                super::object::Ctx::check_interrupt(self)?;
+            }
         }
-        Ok(true)
     }
 }

@@ -211,6 +211,7 @@ impl Vm<'_> {
                 let items = self.eval_items(items, env)?;
                 let mut m = IndexMap::new();
                 for v in items {
+                    super::memory::map_room_for_one(&mut m)?;
                     m.insert(HashKey::of(&v)?, v);
                 }
                 Ok(Set::value(m, false))
@@ -291,12 +292,15 @@ impl Vm<'_> {
                 FPart::Value { expr, conv, spec } => {
                     let v = self.eval(expr, env)?;
                     let v = match conv {
-                        Some('r') | Some('a') => Value::from(self.repr_of(&v)?),
+                        Some('r') => Value::from(self.repr_of(&v)?),
+                        Some('a') => Value::from(super::format::ascii_escape(&self.repr_of(&v)?)),
                         Some('s') => Value::from(self.str_of(&v)?),
                         _ => v,
                     };
                     let spec = self.eval_fparts(spec, env)?;
-                    s.push_str(&self.format_value(&v, &spec)?);
+                    let piece = self.format_value(&v, &spec)?;
+                    super::memory::reserve_str(&mut s, piece.len())?;
+                    s.push_str(&piece);
                 }
             }
         }
@@ -316,9 +320,7 @@ impl Vm<'_> {
             if let (Value::List(l), "append", [Arg::Pos(e)]) = (&o, &**name, args) {
                 let v = self.eval_operand(e, env)?;
                 let mut lb = l.borrow_mut();
-                if lb.len() as i64 >= super::ops::MAX_ITEMS {
-                    return Err(PyErr::memory_error(""));
-                }
+                super::memory::room_for_one(&mut lb)?;
                 lb.push(super::fast::relay(v));
                 drop(lb);
                 super::fast::discard(o);

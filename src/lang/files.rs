@@ -46,9 +46,9 @@ pub fn open(_vm: &mut Vm, a: &Args) -> PyResult<Value> {
         None => "r".into(),
     };
     let buf = if mode.contains('r') {
-        std::fs::read_to_string(&path).map_err(|e| io_err(e, &path))?
+        read_text(_vm, &path)?
     } else if mode.contains('a') {
-        std::fs::read_to_string(&path).unwrap_or_default()
+        read_text(_vm, &path).unwrap_or_default()
     } else {
         std::fs::write(&path, "").map_err(|e| io_err(e, &path))?;
         String::new()
@@ -60,6 +60,41 @@ pub fn open(_vm: &mut Vm, a: &Args) -> PyResult<Value> {
         pos: RefCell::new(0),
         closed: RefCell::new(false),
     }))
+}
+
+/// The whole text of `path`, read a piece at a time within the memory bound and with
+/// interrupt checks, so that `/dev/zero` or a huge file ends in `MemoryError` (or at an
+/// interrupt) rather than in the out-of-memory killer.
+fn read_text(vm: &mut Vm, path: &str) -> PyResult<String> {
+    use std::io::Read;
+    const PIECE: usize = 1 << 20;
+    let mut file = std::fs::File::open(path).map_err(|e| io_err(e, path))?;
+    let mut bytes: Vec<u8> = vec![];
+    loop {
+        super::memory::reserve(&mut bytes, PIECE)?;
+        let len = bytes.len();
+        bytes.resize(len + PIECE, 0);
+        let n = file.read(&mut bytes[len..]).map_err(|e| io_err(e, path))?;
+        bytes.truncate(len + n);
+        if n == 0 {
+            break;
+        }
+        vm.check_interrupt()?;
+    }
+    // The text is copied once more into its value: that copy must fit too.
+    if !super::memory::fits(bytes.len(), 2) {
+        return Err(super::memory::memory_error());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let byte = e.as_bytes().get(at).copied().unwrap_or(0);
+        PyErr::new(
+            "UnicodeDecodeError",
+            format!(
+                "'utf-8' codec can't decode byte 0x{byte:02x} in position {at}: invalid start byte"
+            ),
+        )
+    })
 }
 
 impl File {

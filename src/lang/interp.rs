@@ -8,11 +8,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use ruff_python_parser::{Mode, ParseOptions};
+use ruff_python_parser::Mode;
 
 use super::ast::{Expr, Source, StmtKind};
 use super::convert::Converter;
 use super::exc::{Frame, PyErr};
+use super::parse::Tree;
 use super::traceback::error_info;
 use super::vm::{Core, Env, Vm};
 use super::ModuleLoader;
@@ -125,10 +126,18 @@ fn eval_snippet(vm: &mut Vm, code: &str) -> Result<MimeBundle, ErrorInfo> {
         file: "<user_expression>".into(),
         lines: vec![code.to_string()],
     });
-    let parsed = ruff_python_parser::parse_expression(code)
-        .map_err(|e| syntax_error_info(code, &e, "<user_expression>"))?;
+    let tree = Tree::parse(code, Mode::Expression);
+    if let Some(e) = tree.error() {
+        return Err(syntax_error_info(code, e, "<user_expression>"));
+    }
+    if let Some(e) = tree.nesting_error() {
+        return Err(error_info(vm, e));
+    }
+    let Some(parsed) = tree.expr() else {
+        return Err(error_info(vm, PyErr::new("SyntaxError", "invalid syntax")));
+    };
     let mut conv = Converter::new(code, src);
-    let e = conv.expr(parsed.expr());
+    let e = conv.expr(parsed);
     let env = Env::top();
     let v = vm.eval(&e, &env).map_err(|e| error_info(vm, e))?;
     vm.rich_of(&v).map_err(|e| error_info(vm, e))
@@ -145,16 +154,17 @@ fn run_cell(vm: &mut Vm, code: &str, silent: bool) -> Result<(), ErrorInfo> {
     if let Some((name, arg)) = cell_magic {
         return super::magics::cell_magic(vm, &name, &arg, &code).map_err(|e| error_info(vm, e));
     }
-    let parsed = match ruff_python_parser::parse(&code, ParseOptions::from(Mode::Ipython)) {
-        Ok(p) => p,
-        Err(e) => return Err(syntax_error_info(&code, &e, &file)),
-    };
-    let Some(module) = parsed.try_into_module() else {
-        return Ok(());
-    };
+    let tree = Tree::parse(&code, Mode::Ipython);
+    if let Some(e) = tree.error() {
+        return Err(syntax_error_info(&code, e, &file));
+    }
+    if let Some(e) = tree.nesting_error() {
+        return Err(error_info(vm, e));
+    }
     vm.core.sources.insert(file.clone(), src.clone());
     let mut conv = Converter::new(&code, src.clone());
-    let body = conv.body(module.suite());
+    let body = conv.body(tree.suite());
+    drop(tree);
     let env = Env::top();
     let n = body.len();
     let trailing_semicolon = code.trim_end().ends_with(';');

@@ -14,8 +14,9 @@ fn norm_index(i: i64, len: usize, what: &str) -> PyResult<usize> {
     Ok(j as usize)
 }
 
-/// The indices a slice selects from a sequence of `len`, as CPython computes them.
-pub fn slice_indices(s: &Slice, len: usize) -> PyResult<Vec<usize>> {
+/// What a slice selects from a sequence of `len`, as CPython's `PySlice_AdjustIndices`
+/// computes it: the first index, the bound, the step and how many indices there are.
+pub fn slice_bounds(s: &Slice, len: usize) -> PyResult<(i64, i64, i64, usize)> {
     let len = len as i64;
     let step = if s.step.is_none() {
         1
@@ -31,7 +32,7 @@ pub fn slice_indices(s: &Slice, len: usize) -> PyResult<Vec<usize>> {
         }
         let mut i = v.as_int()?;
         if i < 0 {
-            i += len;
+            i = i.saturating_add(len);
             if i < 0 {
                 i = if step < 0 { -1 } else { 0 };
             }
@@ -45,13 +46,32 @@ pub fn slice_indices(s: &Slice, len: usize) -> PyResult<Vec<usize>> {
     } else {
         (clamp(&s.lo, len - 1)?, clamp(&s.hi, -1)?)
     };
-    let mut out = vec![];
-    let mut i = lo;
-    while (step > 0 && i < hi) || (step < 0 && i > hi) {
-        out.push(i as usize);
-        i += step;
-    }
+    // In i128: a step near i64::MIN must not overflow the count.
+    let (l, h, st) = (lo as i128, hi as i128, step as i128);
+    let count = if st > 0 && h > l {
+        (h - l - 1) / st + 1
+    } else if st < 0 && l > h {
+        (l - h - 1) / -st + 1
+    } else {
+        0
+    };
+    Ok((lo, hi, step, count as usize))
+}
+
+/// The indices a slice selects from a sequence of `len`, in order.
+pub fn slice_indices(s: &Slice, len: usize) -> PyResult<Vec<usize>> {
+    let (lo, _, step, count) = slice_bounds(s, len)?;
+    let mut out = super::memory::vec_with_capacity(count)?;
+    out.extend((0..count as i64).map(|k| (lo + k * step) as usize));
     Ok(out)
+}
+
+/// The byte offset of character `i` of `s` (its length when `i` is the character count).
+fn char_offset(s: &str, i: usize) -> usize {
+    if s.is_char_boundary(i) && i <= s.len() && s.as_bytes()[..i].is_ascii() {
+        return i;
+    }
+    s.char_indices().nth(i).map_or(s.len(), |(at, _)| at)
 }
 
 impl Vm<'_> {
@@ -73,11 +93,17 @@ impl Vm<'_> {
                 return Err(self.key_error(k));
             }
             (Value::Str(s), Value::Int(i)) => {
-                let n = s.chars().count();
-                let j = norm_index(*i, n, "string")?;
-                return Ok(Value::from(
-                    s.chars().nth(j).map(String::from).unwrap_or_default(),
-                ));
+                // Counting every character is needed only for an index from the end.
+                let c = if *i >= 0 {
+                    s.chars().nth(*i as usize)
+                } else {
+                    let j = norm_index(*i, s.chars().count(), "string")?;
+                    s.chars().nth(j)
+                };
+                return match c {
+                    Some(c) => Ok(Value::from(c.encode_utf8(&mut [0; 4]) as &str)),
+                    None => Err(PyErr::index_error("string index out of range")),
+                };
             }
             (Value::Native(o), _) => {
                 let o = o.clone();
@@ -98,21 +124,22 @@ impl Vm<'_> {
                         idx.into_iter().map(|i| t[i].clone()).collect(),
                     ));
                 }
-                Value::Str(st) => {
-                    let chars: Vec<char> = st.chars().collect();
-                    let idx = slice_indices(s, chars.len())?;
-                    return Ok(Value::from(
-                        idx.into_iter().map(|i| chars[i]).collect::<String>(),
-                    ));
-                }
+                Value::Str(st) => return Ok(Value::from(str_slice(st, s)?)),
                 _ => {}
             }
             if let Some(r) = v.downcast::<Range>() {
-                let all: Vec<i64> = (0..r.len()).map(|i| r.start + i * r.step).collect();
-                let idx = slice_indices(s, all.len())?;
-                return Ok(Value::list(
-                    idx.into_iter().map(|i| Value::Int(all[i])).collect(),
-                ));
+                // A slice of a range is a range, as in Python: nothing is materialized.
+                let (lo, hi, step, _) = slice_bounds(s, r.len() as usize)?;
+                let at = |i: i64| {
+                    i.checked_mul(r.step)
+                        .and_then(|x| x.checked_add(r.start))
+                        .ok_or_else(|| PyErr::new("OverflowError", "range slice out of range"))
+                };
+                let step = step
+                    .checked_mul(r.step)
+                    .ok_or_else(|| PyErr::new("OverflowError", "range slice out of range"))?;
+                let (start, stop) = (at(lo)?, at(hi)?);
+                return Ok(Value::Obj(std::rc::Rc::new(Range { start, stop, step })));
             }
         }
         if let Some(r) = v.downcast::<Range>() {
@@ -283,10 +310,38 @@ impl Vm<'_> {
                         return self.truthy(&r);
                     }
                 }
-                for x in self.iter_values(container)? {
-                    if x.is(item) || self.eq(&x, item)? {
+                if let Value::List(_) | Value::Tuple(_) = container {
+                    // Read by index: an item's `__eq__` may change the list.
+                    let mut i = 0;
+                    loop {
+                        let x = match container {
+                            Value::List(l) => l.borrow().get(i).cloned(),
+                            Value::Tuple(t) => t.get(i).cloned(),
+                            _ => None,
+                        };
+                        let Some(x) = x else { return Ok(false) };
+                        if self.eq_or_same(&x, item)? {
+                            return Ok(true);
+                        }
+                        self.check_interrupt_fast()?;
+                        i += 1;
+                    }
+                }
+                let items = self.iter_values(container).map_err(|e| {
+                    if e.type_name() == "TypeError" && e.message().ends_with("is not iterable") {
+                        PyErr::type_error(format!(
+                            "argument of type '{}' is not iterable",
+                            container.type_name()
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+                for x in items {
+                    if self.eq_or_same(&x, item)? {
                         return Ok(true);
                     }
+                    self.check_interrupt_fast()?;
                 }
                 Ok(false)
             }
@@ -359,6 +414,11 @@ impl Vm<'_> {
                 }
                 return Ok(SeqIter::value(items));
             }
+            // Neither protocol: asking `iter_values` would come straight back here.
+            return Err(PyErr::type_error(format!(
+                "'{}' object is not iterable",
+                v.type_name()
+            )));
         }
         Ok(SeqIter::value(self.iter_values(v)?))
     }
@@ -391,10 +451,27 @@ impl Vm<'_> {
     /// Every item of an iterable, collected.
     pub fn iter_values(&mut self, v: &Value) -> PyResult<Vec<Value>> {
         match v {
-            Value::List(l) => return Ok(l.borrow().clone()),
-            Value::Tuple(t) => return Ok(t.to_vec()),
-            Value::Str(s) => return Ok(s.chars().map(|c| Value::from(c.to_string())).collect()),
-            Value::Dict(d) => return Ok(d.borrow().items().map(|(k, _)| k.clone()).collect()),
+            Value::List(l) => return super::memory::copy(&l.borrow()),
+            Value::Tuple(t) => return super::memory::copy(t),
+            Value::Str(s) => {
+                // Each character becomes a string of its own: its value and its allocation.
+                let n = s.chars().count();
+                if !super::memory::fits(n, std::mem::size_of::<Value>() + 32) {
+                    return Err(super::memory::memory_error());
+                }
+                let mut out = super::memory::vec_with_capacity(n)?;
+                out.extend(
+                    s.chars()
+                        .map(|c| Value::from(c.encode_utf8(&mut [0; 4]) as &str)),
+                );
+                return Ok(out);
+            }
+            Value::Dict(d) => {
+                let d = d.borrow();
+                let mut out = super::memory::vec_with_capacity(d.len())?;
+                out.extend(d.items().map(|(k, _)| k.clone()));
+                return Ok(out);
+            }
             _ => {}
         }
         if let Some(s) = v.downcast::<Set>() {
@@ -402,10 +479,9 @@ impl Vm<'_> {
         }
         if let Some(r) = v.downcast::<Range>() {
             let n = r.len();
-            if n > super::ops::MAX_ITEMS {
-                return Err(PyErr::memory_error(""));
-            }
-            return Ok((0..n).map(|i| Value::Int(r.start + i * r.step)).collect());
+            let mut out = super::memory::vec_with_capacity(n as usize)?;
+            out.extend((0..n).map(|i| Value::Int(r.start + i * r.step)));
+            return Ok(out);
         }
         if let Some(dv) = v.downcast::<DictView>() {
             return Ok(dv.values());
@@ -428,12 +504,9 @@ impl Vm<'_> {
         }
         let mut out = vec![];
         while let Some(x) = self.next_item(&it)? {
-            out.push(x);
+            super::memory::push(&mut out, x)?;
             if out.len() & 255 == 0 {
                 self.check_interrupt_fast()?;
-            }
-            if out.len() as i64 > super::ops::MAX_ITEMS {
-                return Err(PyErr::memory_error(""));
             }
         }
         Ok(out)
@@ -465,6 +538,45 @@ impl Vm<'_> {
             ))),
         }
     }
+}
+
+/// `s[slice]`: a forward slice of step one is cut at its two character offsets; other
+/// slices pick characters by index (bytes, when the text is ASCII).
+fn str_slice(st: &str, s: &Slice) -> PyResult<String> {
+    let simple = s.step.is_none() || matches!(s.step, Value::Int(1));
+    let nonneg = |v: &Value| v.is_none() || matches!(v, Value::Int(i) if *i >= 0);
+    if simple && nonneg(&s.lo) && nonneg(&s.hi) {
+        let lo = if s.lo.is_none() {
+            0
+        } else {
+            s.lo.as_int()? as usize
+        };
+        let a = char_offset(st, lo);
+        let b = if s.hi.is_none() {
+            st.len()
+        } else {
+            let hi = s.hi.as_int()? as usize;
+            a + char_offset(&st[a..], hi.saturating_sub(lo))
+        };
+        return Ok(st[a..b.max(a)].to_string());
+    }
+    if st.is_ascii() {
+        let idx = slice_indices(s, st.len())?;
+        let bytes = st.as_bytes();
+        let mut out = super::memory::string_with_capacity(idx.len())?;
+        out.extend(idx.into_iter().map(|i| bytes[i] as char));
+        return Ok(out);
+    }
+    let chars: Vec<char> = {
+        let n = st.chars().count();
+        let mut v = super::memory::vec_with_capacity(n)?;
+        v.extend(st.chars());
+        v
+    };
+    let idx = slice_indices(s, chars.len())?;
+    let mut out = super::memory::string_with_capacity(idx.len())?;
+    out.extend(idx.into_iter().map(|i| chars[i]));
+    Ok(out)
 }
 
 fn no_len(v: &Value) -> PyErr {

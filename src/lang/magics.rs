@@ -77,20 +77,19 @@ fn run_snippet(vm: &mut Vm, code: &str) -> PyResult<()> {
 }
 
 fn compile_snippet(vm: &mut Vm, code: &str) -> PyResult<Vec<super::ast::Stmt>> {
-    let parsed = ruff_python_parser::parse(
-        code,
-        ruff_python_parser::ParseOptions::from(ruff_python_parser::Mode::Ipython),
-    )
-    .map_err(|e| PyErr::new("SyntaxError", super::syntax::message(code, &e)))?;
-    let Some(m) = parsed.try_into_module() else {
-        return Ok(vec![]);
-    };
+    let tree = super::parse::Tree::parse(code, ruff_python_parser::Mode::Ipython);
+    if let Some(e) = tree.error() {
+        return Err(PyErr::new("SyntaxError", super::syntax::message(code, e)));
+    }
+    if let Some(e) = tree.nesting_error() {
+        return Err(e);
+    }
     let src = Rc::new(super::ast::Source {
         file: vm.file.clone(),
         lines: code.lines().map(String::from).collect(),
     });
     let mut conv = super::convert::Converter::new(code, src);
-    Ok(conv.body(m.suite()))
+    Ok(conv.body(tree.suite()))
 }
 
 fn shell(vm: &mut Vm, cmd: &str) -> PyResult<()> {
@@ -277,14 +276,23 @@ impl Vm<'_> {
 }
 
 fn run_expr(vm: &mut Vm, code: &str, env: &Env) -> PyResult<Value> {
-    let parsed = ruff_python_parser::parse_expression(code)
-        .map_err(|e| PyErr::new("SyntaxError", super::syntax::message(code, &e)))?;
+    let tree = super::parse::Tree::parse(code, ruff_python_parser::Mode::Expression);
+    if let Some(e) = tree.error() {
+        return Err(PyErr::new("SyntaxError", super::syntax::message(code, e)));
+    }
+    if let Some(e) = tree.nesting_error() {
+        return Err(e);
+    }
+    let Some(parsed) = tree.expr() else {
+        return Err(PyErr::new("SyntaxError", "invalid syntax"));
+    };
     let src = Rc::new(super::ast::Source {
         file: vm.file.clone(),
         lines: vec![code.to_string()],
     });
     let mut conv = super::convert::Converter::new(code, src);
-    let e = conv.expr(parsed.expr());
+    let e = conv.expr(parsed);
+    drop(tree);
     vm.eval(&e, env)
 }
 

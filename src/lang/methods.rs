@@ -1,10 +1,10 @@
 //! Methods of the builtin types: `str`, `list`, `tuple`, `dict`, `set`, `int`, `float`.
 //! Reached through `MethodRef` values that `getattr` hands out.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::exc::{PyErr, PyResult};
+use super::memory;
 use super::object::Args;
 use super::runtime::Set;
 use super::value::Value;
@@ -129,6 +129,23 @@ impl Vm<'_> {
                         v.reverse();
                         v
                     }
+                    (None, true) if max >= 0 => {
+                        // From the right: the leftover run keeps its inner whitespace.
+                        let mut out = vec![];
+                        let mut rest = s.trim_end();
+                        while !rest.is_empty() && (out.len() as i64) < max {
+                            let start = rest.rfind(char::is_whitespace).map_or(0, |p| {
+                                p + rest[p..].chars().next().map_or(1, char::len_utf8)
+                            });
+                            out.push(rest[start..].to_string());
+                            rest = rest[..start].trim_end();
+                        }
+                        if !rest.is_empty() {
+                            out.push(rest.to_string());
+                        }
+                        out.reverse();
+                        out
+                    }
                     (None, _) => {
                         if max < 0 {
                             s.split_whitespace().map(String::from).collect()
@@ -150,29 +167,15 @@ impl Vm<'_> {
                 list(parts)
             }
             "splitlines" => list(s.lines().map(String::from).collect()),
-            "join" => {
-                let items = self.iter_values(need(a, 0, name)?)?;
-                let mut parts = Vec::with_capacity(items.len());
-                for (i, x) in items.iter().enumerate() {
-                    match x {
-                        Value::Str(x) => parts.push(x.to_string()),
-                        o => {
-                            return Err(PyErr::type_error(format!(
-                                "sequence item {i}: expected str instance, {} found",
-                                o.type_name()
-                            )))
-                        }
-                    }
-                }
-                Value::from(parts.join(s))
-            }
+            "join" => Value::from(self.join(s, need(a, 0, name)?)?),
             "replace" => {
                 let old = sarg(0)?.unwrap_or_default();
                 let new = sarg(1)?.unwrap_or_default();
-                match a.pos.get(2) {
-                    Some(n) => Value::from(s.replacen(&old, &new, n.as_int()?.max(0) as usize)),
-                    None => Value::from(s.replace(&old, &new)),
-                }
+                let max = match a.pos.get(2).or_else(|| kwarg(a, "count")) {
+                    Some(n) => usize::try_from(n.as_int()?).unwrap_or(usize::MAX),
+                    None => usize::MAX,
+                };
+                Value::from(replace(s, &old, &new, max)?)
             }
             "startswith" | "endswith" => {
                 let pats: Vec<String> = match need(a, 0, name)? {
@@ -260,15 +263,13 @@ impl Vm<'_> {
                     Value::Str(s.clone())
                 } else {
                     let k = w - n;
-                    let fs = |k: usize| f.to_string().repeat(k);
-                    Value::from(match name {
-                        "ljust" => format!("{s}{}", fs(k)),
-                        "rjust" => format!("{}{s}", fs(k)),
-                        _ => {
-                            let left = k / 2 + (k & w & 1);
-                            format!("{}{s}{}", fs(left), fs(k - left))
-                        }
-                    })
+                    let left = match name {
+                        "ljust" => 0,
+                        "rjust" => k,
+                        // CPython's split of an odd margin.
+                        _ => k / 2 + (k & w & 1),
+                    };
+                    Value::from(memory::pad(s, f, left, k - left)?)
                 }
             }
             "zfill" => {
@@ -282,7 +283,10 @@ impl Vm<'_> {
                     } else {
                         ("", &s[..])
                     };
-                    Value::from(format!("{sign}{}{rest}", "0".repeat(w - n)))
+                    let mut out = memory::pad(sign, '0', 0, w - n)?;
+                    memory::reserve_str(&mut out, rest.len())?;
+                    out.push_str(rest);
+                    Value::from(out)
                 }
             }
             "partition" => {
@@ -306,10 +310,72 @@ impl Vm<'_> {
                 let p = sarg(0)?.unwrap_or_default();
                 Value::str(s.strip_suffix(p.as_str()).unwrap_or(s))
             }
-            "expandtabs" => Value::from(s.replace('\t', "        ")),
+            "expandtabs" => {
+                let tab = match a.pos.first().or_else(|| kwarg(a, "tabsize")) {
+                    Some(v) => usize::try_from(v.as_int()?).unwrap_or(0),
+                    None => 8,
+                };
+                Value::from(expand_tabs(s, tab)?)
+            }
             "encode" => Value::Str(s.clone()),
             _ => return Err(no_method(&Value::Str(s.clone()), name)),
         })
+    }
+
+    /// `sep.join(iterable)`: a list or tuple is read in place, its strings measured first
+    /// and copied into one buffer of the exact size, with interrupt checks along the way.
+    fn join(&mut self, sep: &str, iterable: &Value) -> PyResult<String> {
+        match iterable {
+            Value::List(l) => {
+                let l = l.clone();
+                let items = l.borrow();
+                self.join_strs(sep, &items)
+            }
+            Value::Tuple(t) => self.join_strs(sep, t),
+            other => {
+                let items = self.iter_values(other)?;
+                self.join_strs(sep, &items)
+            }
+        }
+    }
+
+    fn join_strs(&mut self, sep: &str, items: &[Value]) -> PyResult<String> {
+        const CHECK_EVERY: usize = 1 << 16;
+        let mut total = sep
+            .len()
+            .checked_mul(items.len().saturating_sub(1))
+            .ok_or_else(memory::memory_error)?;
+        for (i, x) in items.iter().enumerate() {
+            match x {
+                Value::Str(x) => {
+                    total = total
+                        .checked_add(x.len())
+                        .ok_or_else(memory::memory_error)?;
+                }
+                o => {
+                    return Err(PyErr::type_error(format!(
+                        "sequence item {i}: expected str instance, {} found",
+                        o.type_name()
+                    )))
+                }
+            }
+            if i % CHECK_EVERY == CHECK_EVERY - 1 {
+                super::object::Ctx::check_interrupt(self)?;
+            }
+        }
+        let mut out = memory::string_with_capacity(total)?;
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            if let Value::Str(x) = x {
+                out.push_str(x);
+            }
+            if i % CHECK_EVERY == CHECK_EVERY - 1 {
+                super::object::Ctx::check_interrupt(self)?;
+            }
+        }
+        Ok(out)
     }
 
     fn seq_common(&mut self, items: &[Value], name: &str, a: &Args, ty: &str) -> PyResult<Value> {
@@ -317,9 +383,10 @@ impl Vm<'_> {
             "index" => {
                 let x = need(a, 0, name)?.clone();
                 for (i, y) in items.iter().enumerate() {
-                    if self.eq(y, &x)? {
+                    if self.eq_or_same(y, &x)? {
                         return Ok(Value::Int(i as i64));
                     }
+                    self.check_interrupt_fast()?;
                 }
                 let r = self.repr_of(&x)?;
                 Err(PyErr::value_error(if ty == "list" {
@@ -332,9 +399,10 @@ impl Vm<'_> {
                 let x = need(a, 0, name)?.clone();
                 let mut n = 0;
                 for y in items {
-                    if self.eq(y, &x)? {
+                    if self.eq_or_same(y, &x)? {
                         n += 1;
                     }
+                    self.check_interrupt_fast()?;
                 }
                 Ok(Value::Int(n))
             }
@@ -347,7 +415,7 @@ impl Vm<'_> {
     fn list_method(
         &mut self,
         this: &Value,
-        l: &Rc<RefCell<Vec<Value>>>,
+        l: &Rc<super::value::ListItems>,
         name: &str,
         a: Args,
     ) -> PyResult<Value> {
@@ -355,21 +423,26 @@ impl Vm<'_> {
             "append" => {
                 let v = need(&a, 0, name)?.clone();
                 let mut lb = l.borrow_mut();
-                if lb.len() as i64 >= super::ops::MAX_ITEMS {
-                    return Err(PyErr::memory_error(""));
-                }
+                super::memory::room_for_one(&mut lb)?;
                 lb.push(v);
             }
             "extend" => {
                 let items = self.iter_values(need(&a, 0, name)?)?;
-                l.borrow_mut().extend(items);
+                let mut lb = l.borrow_mut();
+                memory::reserve(&mut lb, items.len())?;
+                lb.extend(items);
             }
             "insert" => {
                 let i = need(&a, 0, name)?.as_int()?;
                 let v = need(&a, 1, name)?.clone();
                 let mut lb = l.borrow_mut();
                 let n = lb.len() as i64;
-                let j = if i < 0 { (i + n).max(0) } else { i.min(n) };
+                let j = if i < 0 {
+                    i.saturating_add(n).max(0)
+                } else {
+                    i.min(n)
+                };
+                memory::room_for_one(&mut lb)?;
                 lb.insert(j as usize, v);
             }
             "pop" => {
@@ -392,7 +465,7 @@ impl Vm<'_> {
                 let x = need(&a, 0, name)?.clone();
                 let items = l.borrow().clone();
                 for (i, y) in items.iter().enumerate() {
-                    if self.eq(y, &x)? {
+                    if self.eq_or_same(y, &x)? {
                         l.borrow_mut().remove(i);
                         return Ok(Value::None);
                     }
@@ -424,60 +497,92 @@ impl Vm<'_> {
         }
         Ok(Value::None)
     }
+}
 
-    /// A stable sort with an optional key function, as `sorted` and `list.sort` do.
-    pub fn sort_values(
-        &mut self,
-        items: Vec<Value>,
-        key: Option<Value>,
-        reverse: bool,
-    ) -> PyResult<Vec<Value>> {
-        let keys = match &key {
-            Some(k) => items
-                .iter()
-                .map(|x| self.call_value(k, Args::new(vec![x.clone()])))
-                .collect::<PyResult<Vec<_>>>()?,
-            None => items.clone(),
-        };
-        let mut idx: Vec<usize> = (0..items.len()).collect();
-        let mut err = None;
-        // Merge sort by hand would be long; a comparison that records its first error works.
-        idx.sort_by(|&i, &j| {
-            if err.is_some() {
-                return std::cmp::Ordering::Equal;
-            }
-            let (a, b) = if reverse {
-                (&keys[j], &keys[i])
-            } else {
-                (&keys[i], &keys[j])
-            };
-            match self
-                .rich_compare(super::object::CmpOp::Lt, a, b)
-                .and_then(|v| self.truthy(&v))
-            {
-                Ok(true) => std::cmp::Ordering::Less,
-                Ok(false) => match self
-                    .rich_compare(super::object::CmpOp::Lt, b, a)
-                    .and_then(|v| self.truthy(&v))
-                {
-                    Ok(true) => std::cmp::Ordering::Greater,
-                    Ok(false) => std::cmp::Ordering::Equal,
-                    Err(e) => {
-                        err = Some(e);
-                        std::cmp::Ordering::Equal
-                    }
-                },
-                Err(e) => {
-                    err = Some(e);
-                    std::cmp::Ordering::Equal
-                }
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        Ok(idx.into_iter().map(|i| items[i].clone()).collect())
+fn kwarg<'a>(a: &'a Args, name: &str) -> Option<&'a Value> {
+    a.kw.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// `str.replace`: at most `max` occurrences of `old` (every gap between characters when
+/// `old` is empty), the result sized first so that a huge one is a `MemoryError`.
+fn replace(s: &str, old: &str, new: &str, max: usize) -> PyResult<String> {
+    let found = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old).count()
     }
+    .min(max);
+    let total = (s.len() - found * old.len())
+        .checked_add(
+            found
+                .checked_mul(new.len())
+                .ok_or_else(memory::memory_error)?,
+        )
+        .ok_or_else(memory::memory_error)?;
+    let mut out = memory::string_with_capacity(total)?;
+    if old.is_empty() {
+        let mut left = found;
+        for c in s.chars() {
+            if left > 0 {
+                out.push_str(new);
+                left -= 1;
+            }
+            out.push(c);
+        }
+        if left > 0 {
+            out.push_str(new);
+        }
+    } else {
+        let mut rest = s;
+        for _ in 0..found {
+            let Some(at) = rest.find(old) else { break };
+            out.push_str(&rest[..at]);
+            out.push_str(new);
+            rest = &rest[at + old.len()..];
+        }
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
+/// `str.expandtabs`: each tab becomes the spaces up to the next multiple of `tab` columns;
+/// a newline or carriage return starts the count again.
+fn expand_tabs(s: &str, tab: usize) -> PyResult<String> {
+    let mut total = 0usize;
+    let mut col = 0usize;
+    for c in s.chars() {
+        let add = match c {
+            '\t' if tab > 0 => tab - col % tab,
+            '\t' => 0,
+            _ => c.len_utf8(),
+        };
+        total = total.checked_add(add).ok_or_else(memory::memory_error)?;
+        col = match c {
+            '\n' | '\r' => 0,
+            '\t' => col + add,
+            _ => col + 1,
+        };
+    }
+    let mut out = memory::string_with_capacity(total)?;
+    let mut col = 0usize;
+    for c in s.chars() {
+        match c {
+            '\t' => {
+                let n = if tab > 0 { tab - col % tab } else { 0 };
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            '\n' | '\r' => {
+                out.push(c);
+                col = 0;
+            }
+            _ => {
+                out.push(c);
+                col += 1;
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn no_method(v: &Value, name: &str) -> PyErr {

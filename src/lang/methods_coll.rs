@@ -124,7 +124,9 @@ impl Vm<'_> {
             let mut m = IndexMap::new();
             if let Some(v) = a.pos.get(i) {
                 for x in vm.iter_values(v)? {
+                    super::memory::map_room_for_one(&mut m)?;
                     m.insert(HashKey::of(&x)?, x);
+                    vm.check_interrupt_fast()?;
                 }
             }
             Ok(m)
@@ -134,7 +136,10 @@ impl Vm<'_> {
         Ok(match name {
             "add" => {
                 let v = need(&a, 0, name)?.clone();
-                s.items.borrow_mut().insert(HashKey::of(&v)?, v);
+                let key = HashKey::of(&v)?;
+                let mut items = s.items.borrow_mut();
+                super::memory::map_room_for_one(&mut items)?;
+                items.insert(key, v);
                 Value::None
             }
             "remove" | "discard" => {

@@ -139,10 +139,23 @@ fn time_module() -> Value {
                         .map(|v| v.as_float())
                         .transpose()?
                         .unwrap_or(0.0);
+                    if secs.is_nan() {
+                        return Err(PyErr::value_error("Invalid value NaN (not a number)"));
+                    }
                     if secs < 0.0 {
                         return Err(PyErr::value_error("sleep length must be non-negative"));
                     }
-                    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+                    // CPython refuses what does not fit its clock (about 292 years).
+                    let end = std::time::Duration::try_from_secs_f64(secs)
+                        .ok()
+                        .filter(|d| d.as_secs() < i64::MAX as u64 / 1_000_000_000)
+                        .and_then(|d| std::time::Instant::now().checked_add(d))
+                        .ok_or_else(|| {
+                            PyErr::new(
+                                "OverflowError",
+                                "timestamp out of range for platform time_t",
+                            )
+                        })?;
                     loop {
                         ctx.check_interrupt()?;
                         let now = std::time::Instant::now();

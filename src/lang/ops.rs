@@ -4,15 +4,16 @@
 //! methods and native `binop`s for everything else.
 
 use super::exc::{PyErr, PyResult};
+use super::memory;
 use super::object::{Args, BinOp, UnaryOp};
 use super::runtime::{Instance, Set};
 use super::value::Value;
 use super::vm::Vm;
 
-/// The largest container the interpreter builds (by repetition, appends, collecting an
-/// iterable or running a generator); beyond it, `MemoryError`. 2^26 values take about
-/// 1.5 GB, a fraction of a workstation's memory; bulk numbers belong in arrays.
-pub const MAX_ITEMS: i64 = 1 << 26;
+/// A repetition count: negative counts repeat nothing, as in Python.
+fn count(n: &Value) -> PyResult<usize> {
+    Ok(usize::try_from(n.as_int()?.max(0)).unwrap_or(usize::MAX))
+}
 
 fn overflow() -> PyErr {
     PyErr::new(
@@ -172,18 +173,6 @@ fn float_op(op: BinOp, a: f64, b: f64) -> PyResult<Option<Value>> {
     })))
 }
 
-fn repeat<T: Clone>(items: &[T], n: i64) -> PyResult<Vec<T>> {
-    let n = n.max(0);
-    if (items.len() as i64).saturating_mul(n) > MAX_ITEMS {
-        return Err(PyErr::memory_error(""));
-    }
-    let mut out = Vec::with_capacity(items.len() * n as usize);
-    for _ in 0..n {
-        out.extend_from_slice(items);
-    }
-    Ok(out)
-}
-
 impl Vm<'_> {
     pub fn binop(&mut self, op: BinOp, a: &Value, b: &Value) -> PyResult<Value> {
         match (a, b) {
@@ -266,38 +255,26 @@ impl Vm<'_> {
             return float_op(op, a.as_float()?, b.as_float()?);
         }
         Ok(match (op, a, b) {
-            (BinOp::Add, Str(x), Str(y)) => {
-                let mut s = String::with_capacity(x.len() + y.len());
-                s.push_str(x);
-                s.push_str(y);
-                Some(Value::from(s))
-            }
+            (BinOp::Add, Str(x), Str(y)) => Some(Value::from(memory::concat(&[x, y])?)),
             (BinOp::Add, List(x), List(y)) => {
-                let mut v = x.borrow().clone();
-                v.extend(y.borrow().iter().cloned());
+                let v = memory::joined(&x.borrow(), &y.borrow())?;
                 Some(Value::list(v))
             }
-            (BinOp::Add, Tuple(x), Tuple(y)) => {
-                let mut v = x.to_vec();
-                v.extend(y.iter().cloned());
-                Some(Value::tuple(v))
-            }
+            (BinOp::Add, Tuple(x), Tuple(y)) => Some(Value::tuple(memory::joined(x, y)?)),
             (BinOp::Mul, Str(s), n @ (Int(_) | Bool(_)))
             | (BinOp::Mul, n @ (Int(_) | Bool(_)), Str(s)) => {
-                let n = n.as_int()?;
-                if (s.len() as i64).saturating_mul(n.max(0)) > MAX_ITEMS * 4 {
-                    return Err(PyErr::memory_error(""));
-                }
-                Some(Value::from(s.repeat(n.max(0) as usize)))
+                let n = count(n)?;
+                Some(Value::from(memory::repeat_str(s, n)?))
             }
             (BinOp::Mul, List(l), n @ (Int(_) | Bool(_)))
             | (BinOp::Mul, n @ (Int(_) | Bool(_)), List(l)) => {
-                let items = l.borrow().clone();
-                Some(Value::list(repeat(&items, n.as_int()?)?))
+                let n = count(n)?;
+                let v = memory::repeat(&l.borrow(), n)?;
+                Some(Value::list(v))
             }
             (BinOp::Mul, Tuple(t), n @ (Int(_) | Bool(_)))
             | (BinOp::Mul, n @ (Int(_) | Bool(_)), Tuple(t)) => {
-                Some(Value::tuple(repeat(t, n.as_int()?)?))
+                Some(Value::tuple(memory::repeat(t, count(n)?)?))
             }
             (BinOp::BitOr, Dict(x), Dict(y)) => {
                 let mut d = x.borrow().clone();

@@ -1,13 +1,30 @@
 //! `str.format` and IPython's pretty printer for execute results, split from `format.rs`.
 
 use super::exc::{PyErr, PyResult};
-use super::object::Args;
+use super::memory;
+use super::object::{Args, Ctx};
+use super::repr::REPR_CONTEXT;
 use super::value::Value;
 use super::vm::Vm;
+
+/// The width IPython's pretty printer fills before it breaks a container into lines.
+const LINE_WIDTH: usize = 79;
+
+/// IPython's `max_seq_length`: a container shows this many items, then `...`.
+const MAX_SEQ_LENGTH: usize = 1000;
 
 impl Vm<'_> {
     /// `str.format(*args, **kwargs)`.
     pub fn str_format(&mut self, fmt: &str, args: &Args) -> PyResult<String> {
+        self.str_format_nested(fmt, args, 2)
+    }
+
+    /// A format string whose fields may nest `levels` more levels (`{:{width}}` nests
+    /// one), as CPython allows two.
+    fn str_format_nested(&mut self, fmt: &str, args: &Args, levels: u32) -> PyResult<String> {
+        if levels == 0 {
+            return Err(PyErr::value_error("Max string recursion exceeded"));
+        }
         let chars: Vec<char> = fmt.chars().collect();
         let mut out = String::new();
         let mut auto = 0usize;
@@ -99,14 +116,22 @@ impl Vm<'_> {
             let v = match conv {
                 Some('r') => Value::from(self.repr_of(&v)?),
                 Some('s') => Value::from(self.str_of(&v)?),
-                _ => v,
+                Some('a') => Value::from(super::format::ascii_escape(&self.repr_of(&v)?)),
+                Some(c) => {
+                    return Err(PyErr::value_error(format!(
+                        "Unknown conversion specifier {c}"
+                    )))
+                }
+                None => v,
             };
             let spec = if spec.contains('{') {
-                self.str_format(spec, args)?
+                self.str_format_nested(spec, args, levels - 1)?
             } else {
                 spec.to_string()
             };
-            out.push_str(&self.format_value(&v, &spec)?);
+            let piece = self.format_value(&v, &spec)?;
+            memory::reserve_str(&mut out, piece.len())?;
+            out.push_str(&piece);
         }
         Ok(out)
     }
@@ -120,42 +145,80 @@ impl Vm<'_> {
     }
 
     fn pretty_at(&mut self, v: &Value, indent: usize) -> PyResult<String> {
-        let flat = self.repr_of(v)?;
-        if flat.chars().count() + indent <= 79 {
-            return Ok(flat);
-        }
-        let (open, close, items): (&str, &str, Vec<(Option<Value>, Value)>) = match v {
-            Value::List(l) => (
-                "[",
-                "]",
-                l.borrow().iter().map(|x| (None, x.clone())).collect(),
-            ),
-            Value::Tuple(t) if t.len() > 1 => {
-                ("(", ")", t.iter().map(|x| (None, x.clone())).collect())
-            }
-            Value::Dict(d) => (
-                "{",
-                "}",
-                d.borrow()
-                    .items()
-                    .map(|(k, x)| (Some(k.clone()), x.clone()))
-                    .collect(),
-            ),
-            _ => return Ok(flat),
+        let len = match v {
+            Value::List(l) => l.borrow().len(),
+            Value::Tuple(t) if t.len() > 1 => t.len(),
+            Value::Dict(d) => d.borrow().len(),
+            _ => return self.repr_of(v),
         };
-        let pad = " ".repeat(indent + 1);
-        let mut lines = vec![];
-        for (k, x) in items {
-            let s = match k {
+        // Every item takes at least one character and a separator, so a container of more
+        // than a line's worth of items never fits flat: its flat repr is not built.
+        if 3 * len + indent <= LINE_WIDTH {
+            let flat = self.repr_of(v)?;
+            if flat.chars().count() + indent <= LINE_WIDTH {
+                return Ok(flat);
+            }
+        }
+        if !self.repr_enter(v) {
+            // Printed further out already: `[...]`.
+            return self.repr_of(v);
+        }
+        let r = self.nested(REPR_CONTEXT, |vm| vm.pretty_lines(v, indent));
+        self.repr_leave(v);
+        r
+    }
+
+    /// A container one item per line, at most [`MAX_SEQ_LENGTH`] of them then `...`, as
+    /// IPython's pretty printer breaks what does not fit.
+    fn pretty_lines(&mut self, v: &Value, indent: usize) -> PyResult<String> {
+        let (open, close) = match v {
+            Value::List(_) => ("[", "]"),
+            Value::Dict(_) => ("{", "}"),
+            _ => ("(", ")"),
+        };
+        let sep = format!(",\n{}", " ".repeat(indent + 1));
+        let mut out = String::from(open);
+        let mut i = 0;
+        loop {
+            let (key, item) = match v {
+                Value::List(l) => match l.borrow().get(i) {
+                    Some(x) => (None, x.clone()),
+                    None => break,
+                },
+                Value::Tuple(t) => match t.get(i) {
+                    Some(x) => (None, x.clone()),
+                    None => break,
+                },
+                Value::Dict(d) => match d.borrow().map.get_index(i) {
+                    Some((_, (k, x))) => (Some(k.clone()), x.clone()),
+                    None => break,
+                },
+                _ => break,
+            };
+            if i > 0 {
+                memory::reserve_str(&mut out, sep.len())?;
+                out.push_str(&sep);
+            }
+            if i == MAX_SEQ_LENGTH {
+                out.push_str("...");
+                break;
+            }
+            let line = match key {
                 Some(k) => {
                     let ks = self.repr_of(&k)?;
                     let w = indent + 1 + ks.chars().count() + 2;
-                    format!("{ks}: {}", self.pretty_at(&x, w)?)
+                    format!("{ks}: {}", self.pretty_at(&item, w)?)
                 }
-                None => self.pretty_at(&x, indent + 1)?,
+                None => self.pretty_at(&item, indent + 1)?,
             };
-            lines.push(s);
+            memory::reserve_str(&mut out, line.len() + close.len())?;
+            out.push_str(&line);
+            i += 1;
+            if i % 256 == 0 {
+                Ctx::check_interrupt(self)?;
+            }
         }
-        Ok(format!("{open}{}{close}", lines.join(&format!(",\n{pad}"))))
+        out.push_str(close);
+        Ok(out)
     }
 }

@@ -3,11 +3,15 @@
 //! way CPython chooses, containers recursively, user `__repr__`/`__str__` honoured.
 
 use super::exc::PyResult;
-use super::object::Args;
+use super::memory;
+use super::object::{Args, Ctx};
 use super::runtime::*;
 use super::value::Value;
 use super::vm::Vm;
 use crate::display::MimeBundle;
+
+/// What CPython's `RecursionError` says when a repr nests too deeply.
+pub const REPR_CONTEXT: &str = " while getting the repr of an object";
 
 /// `repr(float)` exactly as CPython prints it.
 pub fn float_repr(x: f64) -> String {
@@ -86,47 +90,24 @@ pub fn str_repr(s: &str) -> String {
 
 impl Vm<'_> {
     pub fn repr_of(&mut self, v: &Value) -> PyResult<String> {
-        if self.depth > super::vm::RECURSION_LIMIT {
-            return Ok("...".into());
-        }
         Ok(match v {
             Value::None => "None".into(),
             Value::Bool(b) => if *b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(x) => float_repr(*x),
             Value::Str(s) => str_repr(s),
-            Value::List(l) => {
-                let items = l.borrow().clone();
-                format!("[{}]", self.join_reprs(&items)?)
-            }
-            Value::Tuple(t) => {
-                if t.len() == 1 {
-                    format!("({},)", self.repr_of(&t[0])?)
-                } else {
-                    format!("({})", self.join_reprs(t)?)
+            Value::List(_) | Value::Tuple(_) | Value::Dict(_) => {
+                if !self.repr_enter(v) {
+                    return Ok(match v {
+                        Value::List(_) => "[...]",
+                        Value::Dict(_) => "{...}",
+                        _ => "(...)",
+                    }
+                    .into());
                 }
-            }
-            Value::Dict(d) => {
-                let items: Vec<(Value, Value)> = d
-                    .borrow()
-                    .items()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                let mut parts = vec![];
-                self.depth += 1;
-                for (k, v) in items {
-                    let r = (|| {
-                        Ok::<_, super::exc::PyErr>(format!(
-                            "{}: {}",
-                            self.repr_of(&k)?,
-                            self.repr_of(&v)?
-                        ))
-                    })();
-                    parts.push(r);
-                }
-                self.depth -= 1;
-                let parts: PyResult<Vec<String>> = parts.into_iter().collect();
-                format!("{{{}}}", parts?.join(", "))
+                let r = self.nested(REPR_CONTEXT, |vm| vm.container_repr(v));
+                self.repr_leave(v);
+                r?
             }
             Value::Native(o) => {
                 let o = o.clone();
@@ -213,20 +194,77 @@ impl Vm<'_> {
         })
     }
 
-    fn join_reprs(&mut self, items: &[Value]) -> PyResult<String> {
-        self.depth += 1;
-        let mut parts = Vec::with_capacity(items.len());
-        for x in items {
-            match self.repr_of(x) {
-                Ok(s) => parts.push(s),
-                Err(e) => {
-                    self.depth -= 1;
-                    return Err(e);
-                }
+    /// The repr of a list, tuple or dict, one level in: the items are read by index as
+    /// they are printed (a `__repr__` may change the container meanwhile, as in CPython),
+    /// into one buffer that grows within the memory bound, checking for an interrupt.
+    fn container_repr(&mut self, v: &Value) -> PyResult<String> {
+        let mut out = String::new();
+        let (open, close) = match v {
+            Value::List(_) => ("[", "]"),
+            Value::Dict(_) => ("{", "}"),
+            _ => ("(", ")"),
+        };
+        out.push_str(open);
+        let mut i = 0;
+        loop {
+            let (key, item) = match v {
+                Value::List(l) => match l.borrow().get(i) {
+                    Some(x) => (None, x.clone()),
+                    None => break,
+                },
+                Value::Tuple(t) => match t.get(i) {
+                    Some(x) => (None, x.clone()),
+                    None => break,
+                },
+                Value::Dict(d) => match d.borrow().map.get_index(i) {
+                    Some((_, (k, x))) => (Some(k.clone()), x.clone()),
+                    None => break,
+                },
+                _ => break,
+            };
+            if i > 0 {
+                memory::reserve_str(&mut out, 2)?;
+                out.push_str(", ");
+            }
+            if let Some(k) = key {
+                let k = self.repr_of(&k)?;
+                memory::reserve_str(&mut out, k.len() + 2)?;
+                out.push_str(&k);
+                out.push_str(": ");
+            }
+            let r = self.repr_of(&item)?;
+            memory::reserve_str(&mut out, r.len())?;
+            out.push_str(&r);
+            i += 1;
+            if i % 1024 == 0 {
+                Ctx::check_interrupt(self)?;
             }
         }
-        self.depth -= 1;
-        Ok(parts.join(", "))
+        if i == 1 && matches!(v, Value::Tuple(_)) {
+            out.push(',');
+        }
+        memory::reserve_str(&mut out, 1)?;
+        out.push_str(close);
+        Ok(out)
+    }
+
+    /// The items' reprs joined with `", "`.
+    fn join_reprs(&mut self, items: &[Value]) -> PyResult<String> {
+        self.nested(REPR_CONTEXT, |vm| {
+            let mut out = String::new();
+            for (i, x) in items.iter().enumerate() {
+                let r = vm.repr_of(x)?;
+                memory::reserve_str(&mut out, r.len() + 2)?;
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&r);
+                if i % 1024 == 1023 {
+                    Ctx::check_interrupt(vm)?;
+                }
+            }
+            Ok(out)
+        })
     }
 
     pub fn str_of(&mut self, v: &Value) -> PyResult<String> {

@@ -176,6 +176,17 @@ pub struct Instance {
     pub attrs: RefCell<IndexMap<String, Value, FastHash>>,
 }
 
+// A chain of instances linked by an attribute (a linked list) is dropped through the
+// trashcan, as nested lists are.
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let attrs = self.attrs.get_mut();
+        if !attrs.is_empty() {
+            super::trashcan::release(std::mem::take(attrs));
+        }
+    }
+}
+
 impl Instance {
     pub fn class(&self) -> Option<&Class> {
         self.class.downcast::<Class>()
@@ -223,6 +234,15 @@ impl Object for BoundMethod {
 pub struct Set {
     pub items: RefCell<IndexMap<HashKey, Value>>,
     pub frozen: bool,
+}
+
+impl Drop for Set {
+    fn drop(&mut self) {
+        let items = self.items.get_mut();
+        if !items.is_empty() {
+            super::trashcan::release(std::mem::take(items));
+        }
+    }
 }
 
 impl Set {
@@ -332,14 +352,18 @@ pub struct Range {
 }
 
 impl Range {
+    /// The number of values; a range longer than `i64::MAX` (only `range(-2**63, 2**63 - 1)`
+    /// and its like) counts as `i64::MAX`, more than anything can hold.
     pub fn len(&self) -> i64 {
-        if self.step > 0 && self.stop > self.start {
-            (self.stop - self.start + self.step - 1) / self.step
-        } else if self.step < 0 && self.start > self.stop {
-            (self.start - self.stop - self.step - 1) / (-self.step)
+        let (start, stop, step) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if step > 0 && stop > start {
+            (stop - start + step - 1) / step
+        } else if step < 0 && start > stop {
+            (start - stop - step - 1) / -step
         } else {
             0
-        }
+        };
+        i64::try_from(n).unwrap_or(i64::MAX)
     }
 }
 

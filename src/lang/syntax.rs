@@ -2,7 +2,7 @@
 //! literal") and `is_complete` for the console, both from the parser and a light scan of
 //! brackets and strings.
 
-use ruff_python_parser::{Mode, ParseOptions};
+use ruff_python_parser::Mode;
 
 use crate::cell::IsComplete;
 
@@ -95,8 +95,9 @@ pub fn is_complete(code: &str) -> IsComplete {
             indent: String::new(),
         };
     }
-    match ruff_python_parser::parse(code, ParseOptions::from(Mode::Ipython)) {
-        Ok(_) => {
+    let tree = super::parse::Tree::parse(code, Mode::Ipython);
+    match tree.error() {
+        None => {
             // A block typed at a console waits for an empty line before running.
             // As in IPython, a block whose last line is still indented needs that blank
             // line too (`def f(x):\n  x*2` is incomplete); the indent offered is the last
@@ -111,7 +112,7 @@ pub fn is_complete(code: &str) -> IsComplete {
             }
             IsComplete::Complete
         }
-        Err(e) => {
+        Some(e) => {
             if unclosed(code).is_some() || unterminated_triple(code) {
                 return IsComplete::Incomplete {
                     indent: String::new(),

@@ -25,8 +25,8 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Rc<str>),
-    List(Rc<RefCell<Vec<Value>>>),
-    Tuple(Rc<[Value]>),
+    List(Rc<ListItems>),
+    Tuple(Rc<TupleItems>),
     Dict(Rc<RefCell<Dict>>),
     /// Python objects the interpreter implements itself (functions, classes, instances,
     /// sets, ranges, slices, modules, bound methods, ...): see `lang::runtime`.
@@ -63,12 +63,34 @@ impl std::fmt::Debug for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x:?}"),
             Value::Str(s) => write!(f, "{s:?}"),
-            Value::List(l) => f.debug_list().entries(l.borrow().iter()).finish(),
-            Value::Tuple(t) => f.debug_tuple("").field(t).finish(),
+            // Items are shown a bounded number of levels deep: a value may nest a million
+            // deep or contain itself.
+            Value::List(l) => {
+                debug_nested(f, |f| f.debug_list().entries(l.borrow().iter()).finish())
+            }
+            Value::Tuple(t) => debug_nested(f, |f| f.debug_tuple("").field(&&t[..]).finish()),
             Value::Dict(d) => write!(f, "<dict of {}>", d.borrow().len()),
             Value::Obj(o) | Value::Native(o) => write!(f, "<{}>", o.type_name()),
         }
     }
+}
+
+/// Runs a container's debug print one level deeper, or prints `...` past 32 levels.
+fn debug_nested(
+    f: &mut std::fmt::Formatter<'_>,
+    items: impl FnOnce(&mut std::fmt::Formatter<'_>) -> std::fmt::Result,
+) -> std::fmt::Result {
+    thread_local! {
+        static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let depth = DEPTH.get();
+    if depth >= 32 {
+        return write!(f, "...");
+    }
+    DEPTH.set(depth + 1);
+    let r = items(f);
+    DEPTH.set(depth);
+    r
 }
 
 impl Value {
@@ -81,11 +103,11 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(items)))
+        Value::List(Rc::new(ListItems(RefCell::new(items))))
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Rc::from(items))
+        Value::Tuple(TupleItems::rc(items))
     }
 
     /// A dict from string keys, in the given order.
@@ -229,6 +251,53 @@ impl From<String> for Value {
     }
 }
 
+/// A list's items. When the last reference goes, the items are dropped through the
+/// trashcan (see `trashcan`), so a list nested millions deep does not overflow the stack.
+#[derive(Default)]
+pub struct ListItems(RefCell<Vec<Value>>);
+
+impl std::ops::Deref for ListItems {
+    type Target = RefCell<Vec<Value>>;
+    #[inline(always)]
+    fn deref(&self) -> &RefCell<Vec<Value>> {
+        &self.0
+    }
+}
+
+impl Drop for ListItems {
+    fn drop(&mut self) {
+        super::trashcan::release(std::mem::take(self.0.get_mut()));
+    }
+}
+
+/// A tuple's items, in one allocation with the reference counts as `Rc<[Value]>` has
+/// them, dropped through the trashcan like a list's.
+#[repr(transparent)]
+pub struct TupleItems([Value]);
+
+impl TupleItems {
+    fn rc(items: Vec<Value>) -> Rc<TupleItems> {
+        let rc: Rc<[Value]> = Rc::from(items);
+        // SAFETY: `TupleItems` is `repr(transparent)` over `[Value]`, so the two have the
+        // same layout and pointer metadata; std converts `Rc<OsStr>` to `Rc<Path>` alike.
+        unsafe { Rc::from_raw(Rc::into_raw(rc) as *const TupleItems) }
+    }
+}
+
+impl std::ops::Deref for TupleItems {
+    type Target = [Value];
+    #[inline(always)]
+    fn deref(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+impl Drop for TupleItems {
+    fn drop(&mut self) {
+        super::trashcan::release_each(&mut self.0);
+    }
+}
+
 /// A hashable form of a dict key. Equal Python keys map to equal `HashKey`s (`1`, `1.0` and
 /// `True` are one key, as in Python).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -244,8 +313,14 @@ pub enum HashKey {
 }
 
 impl HashKey {
-    /// The key for `v`, or Python's `TypeError: unhashable type` error.
+    /// The key for `v`, or Python's `TypeError: unhashable type` error. Tuples nest at
+    /// most the recursion limit deep (`RecursionError` beyond), so neither this nor the
+    /// key's own hashing and dropping recurses without bound.
     pub fn of(v: &Value) -> PyResult<HashKey> {
+        Self::of_at(v, 0)
+    }
+
+    fn of_at(v: &Value, depth: usize) -> PyResult<HashKey> {
         Ok(match v {
             Value::None => HashKey::None,
             Value::Bool(b) => HashKey::Int(*b as i64),
@@ -258,7 +333,18 @@ impl HashKey {
                 }
             }
             Value::Str(s) => HashKey::Str(s.clone()),
-            Value::Tuple(t) => HashKey::Tuple(t.iter().map(HashKey::of).collect::<PyResult<_>>()?),
+            Value::Tuple(t) => {
+                if depth >= super::vm::RECURSION_LIMIT {
+                    return Err(super::recursion::recursion_error(
+                        " while calling a Python object",
+                    ));
+                }
+                HashKey::Tuple(
+                    t.iter()
+                        .map(|x| HashKey::of_at(x, depth + 1))
+                        .collect::<PyResult<_>>()?,
+                )
+            }
             Value::Obj(o) | Value::Native(o) => match o.hash() {
                 Some(h) => HashKey::Obj(h),
                 None => {
@@ -284,6 +370,14 @@ pub struct Dict {
     pub map: IndexMap<HashKey, (Value, Value), super::vm::FastHash>,
 }
 
+impl Drop for Dict {
+    fn drop(&mut self) {
+        if !self.map.is_empty() {
+            super::trashcan::release(std::mem::take(&mut self.map));
+        }
+    }
+}
+
 impl Dict {
     pub fn len(&self) -> usize {
         self.map.len()
@@ -297,6 +391,7 @@ impl Dict {
             // Python keeps the first key object and replaces only the value.
             Some(slot) => slot.1 = v,
             None => {
+                super::memory::map_room_for_one(&mut self.map)?;
                 self.map.insert(h, (k, v));
             }
         }

@@ -120,6 +120,8 @@ pub struct Vm<'a> {
     pub pretty_types: bool,
     /// Finished function frames kept for reuse (see `fast::new_frame`).
     pub frame_pool: Vec<Rc<Frame>>,
+    /// The containers being printed right now, innermost last (see `recursion`).
+    pub repr_active: Vec<usize>,
 }
 
 impl<'a> Vm<'a> {
@@ -139,6 +141,7 @@ impl<'a> Vm<'a> {
             handling: vec![],
             pretty_types: false,
             frame_pool: vec![],
+            repr_active: vec![],
         }
     }
 

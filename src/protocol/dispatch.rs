@@ -1,21 +1,27 @@
-//! Answers requests. Shell requests other than `execute_request` are answered at once or
-//! by the session thread through a callback; `execute_request`s go, in arrival order, to
-//! [`run_executor`], which runs one cell at a time so that a failed cell can abort the cells
-//! queued behind it. Control requests (interrupt, shutdown, kernel_info) are answered on the
-//! control task and never wait for a cell.
+//! Answers requests: a table from message type to the one function that handles it, and on
+//! which channels it is accepted. Shell requests other than `execute_request` are answered
+//! at once or by the session thread through a callback; `execute_request`s are queued for
+//! [`super::execute`], which runs one cell at a time. Control requests (interrupt, shutdown,
+//! kernel_info) are answered on the control task and never wait for a cell. Every body read
+//! or written is a typed struct of [`super::content`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use serde::de::DeserializeOwned;
+use serde_json::Map;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Notify;
 
+use super::content::{
+    CommClose, CommInfoReply, CommOpen, CompleteReply, Content, CursorRequest, ExecutionState,
+    HistoryReply, InspectReply, InterruptReply, IsCompleteReply, IsCompleteRequest,
+    KernelInfoReply, RequestError, ShutdownReply, ShutdownRequest, Success,
+};
 use super::history;
-use super::message::{Message, Parent, PROTOCOL_VERSION};
-use super::sink::{InputSlot, IopubSink, Outbox};
-use crate::cell::{ErrorInfo, ExecuteReply, ExecuteRequest, IsComplete};
+use super::log;
+use super::message::{Message, Parent};
+use super::sink::{InputSlot, Outbox};
 use crate::session::Session;
 
 /// Everything the request handlers share: the session, the outgoing channels, and the
@@ -29,321 +35,248 @@ pub struct Kernel {
     pub shutdown: Notify,
 }
 
-/// Logs to stderr, where Jupyter shows kernel logs; never to a cell.
-pub fn log(what: impl std::fmt::Display) {
-    eprintln!("[mirror-kernel] {what}");
+/// The socket a request came in on; its reply goes back on the same one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Shell,
+    Control,
 }
 
-pub fn kernel_info() -> Value {
-    json!({
-        "status": "ok",
-        "protocol_version": PROTOCOL_VERSION,
-        "implementation": "mirror",
-        "implementation_version": env!("CARGO_PKG_VERSION"),
-        "language_info": {
-            "name": "python",
-            "version": "3.11",
-            "mimetype": "text/x-python",
-            "file_extension": ".py",
-            "pygments_lexer": "ipython3",
-            "codemirror_mode": "python",
-            "nbconvert_exporter": "python",
-        },
-        "banner": concat!(
-            "mirror-kernel ", env!("CARGO_PKG_VERSION"),
-            ": Keras-style data-parallel training (MirroredStrategy) on a Rust engine"
-        ),
-        "help_links": [
-            {"text": "Keras distributed training", "url": "https://keras.io/guides/distributed_training/"},
-            {"text": "tf.distribute.MirroredStrategy", "url": "https://www.tensorflow.org/api_docs/python/tf/distribute/MirroredStrategy"},
-        ],
-        "debugger": false,
-    })
-}
-
-fn str_field<'a>(content: &'a Value, name: &str) -> &'a str {
-    content.get(name).and_then(Value::as_str).unwrap_or("")
-}
-
-fn usize_field(content: &Value, name: &str, default: usize) -> usize {
-    content
-        .get(name)
-        .and_then(Value::as_u64)
-        .map_or(default, |n| n as usize)
-}
-
-/// Handles one shell message; returns at once.
-pub fn handle_shell(kernel: &Arc<Kernel>, msg: Message) {
-    let out = &kernel.out;
-    let parent = msg.parent();
-    match msg.msg_type() {
-        "execute_request" => {
-            if kernel.executions.send(msg).is_err() {
-                log("execute_request after the executor ended; dropped");
-            }
-        }
-        "kernel_info_request" => {
-            out.status(&parent, "busy");
-            out.reply(&out.shell, &parent, "kernel_info_reply", kernel_info());
-            out.status(&parent, "idle");
-        }
-        "is_complete_request" => {
-            out.status(&parent, "busy");
-            let content = match Session::is_complete(str_field(&msg.content, "code")) {
-                IsComplete::Complete => json!({"status": "complete"}),
-                IsComplete::Incomplete { indent } => {
-                    json!({"status": "incomplete", "indent": indent})
-                }
-                IsComplete::Invalid => json!({"status": "invalid"}),
-            };
-            out.reply(&out.shell, &parent, "is_complete_reply", content);
-            out.status(&parent, "idle");
-        }
-        "complete_request" => {
-            out.status(&parent, "busy");
-            let code = str_field(&msg.content, "code").to_string();
-            let cursor = usize_field(&msg.content, "cursor_pos", code.chars().count());
-            let out2 = out.clone();
-            kernel.session.complete(code, cursor, move |c| {
-                let content = json!({
-                    "status": "ok", "matches": c.matches, "cursor_start": c.cursor_start,
-                    "cursor_end": c.cursor_end, "metadata": {},
-                });
-                out2.reply(&out2.shell, &parent, "complete_reply", content);
-                out2.status(&parent, "idle");
-            });
-        }
-        "inspect_request" => {
-            out.status(&parent, "busy");
-            let code = str_field(&msg.content, "code").to_string();
-            let cursor = usize_field(&msg.content, "cursor_pos", code.chars().count());
-            let detail = usize_field(&msg.content, "detail_level", 0).min(1) as u8;
-            let out2 = out.clone();
-            kernel.session.inspect(code, cursor, detail, move |found| {
-                let content = json!({
-                    "status": "ok", "found": found.is_some(),
-                    "data": found.unwrap_or_default(), "metadata": {},
-                });
-                out2.reply(&out2.shell, &parent, "inspect_reply", content);
-                out2.status(&parent, "idle");
-            });
-        }
-        "history_request" => {
-            out.status(&parent, "busy");
-            let out2 = out.clone();
-            let req: Result<history::HistoryRequest, _> = msg.content_as();
-            kernel.session.history(move |entries| {
-                let content = match req {
-                    Ok(req) => json!({"status": "ok", "history": history::answer(&req, &entries)}),
-                    Err(e) => error_content("ValueError", &format!("bad history_request: {e}")),
-                };
-                out2.reply(&out2.shell, &parent, "history_reply", content);
-                out2.status(&parent, "idle");
-            });
-        }
-        "comm_info_request" => {
-            out.status(&parent, "busy");
-            out.reply(
-                &out.shell,
-                &parent,
-                "comm_info_reply",
-                json!({"status": "ok", "comms": {}}),
-            );
-            out.status(&parent, "idle");
-        }
-        "comm_open" => {
-            // No comm targets exist, so every comm is closed at once, as ipykernel does for
-            // a target it does not know.
-            out.status(&parent, "busy");
-            let id = msg.content.get("comm_id").cloned().unwrap_or(Value::Null);
-            log(format!(
-                "no comm target {}; closing the comm",
-                msg.content.get("target_name").unwrap_or(&Value::Null)
-            ));
-            out.publish(&parent, "comm_close", json!({"comm_id": id, "data": {}}));
-            out.status(&parent, "idle");
-        }
-        "comm_msg" | "comm_close" => {}
-        // Old clients send these on shell.
-        "shutdown_request" | "interrupt_request" => handle_control(kernel, msg, true),
-        other => log(format!("ignoring unknown shell message type {other:?}")),
-    }
-}
-
-fn error_content(ename: &str, evalue: &str) -> Value {
-    json!({"status": "error", "ename": ename, "evalue": evalue, "traceback": []})
-}
-
-/// Handles one control message (or a shutdown/interrupt that came on shell).
-pub fn handle_control(kernel: &Arc<Kernel>, msg: Message, on_shell: bool) {
-    let out = &kernel.out;
-    let parent = msg.parent();
-    let channel = if on_shell { &out.shell } else { &out.control };
-    match msg.msg_type() {
-        "kernel_info_request" => {
-            out.status(&parent, "busy");
-            out.reply(channel, &parent, "kernel_info_reply", kernel_info());
-            out.status(&parent, "idle");
-        }
-        "interrupt_request" => {
-            kernel.session.interrupt();
-            out.reply(channel, &parent, "interrupt_reply", json!({"status": "ok"}));
-        }
-        "shutdown_request" => {
-            let restart = msg
-                .content
-                .get("restart")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let content = json!({"status": "ok", "restart": restart});
-            out.reply(channel, &parent, "shutdown_reply", content.clone());
-            // Front ends that watch iopub learn of the shutdown there too.
-            out.publish(&parent, "shutdown_reply", content);
-            kernel.session.interrupt();
-            kernel.shutdown.notify_one();
-        }
-        other => log(format!("ignoring unknown control message type {other:?}")),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct ExecuteContent {
-    #[serde(default)]
-    code: String,
-    #[serde(default)]
-    silent: bool,
-    #[serde(default = "yes")]
-    store_history: bool,
-    #[serde(default)]
-    user_expressions: Map<String, Value>,
-    #[serde(default = "yes")]
-    allow_stdin: bool,
-    #[serde(default = "yes")]
-    stop_on_error: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Runs `execute_request`s one at a time, in arrival order.
-pub async fn run_executor(kernel: Arc<Kernel>, mut queue: UnboundedReceiver<Message>) {
-    let mut last_count: u64 = 0;
-    while let Some(msg) = queue.recv().await {
-        let failed_and_stop = execute_one(&kernel, msg, &mut last_count).await;
-        if failed_and_stop {
-            // Like ipykernel, a failed cell aborts the cells already waiting behind it.
-            while let Ok(waiting) = queue.try_recv() {
-                let parent = waiting.parent();
-                let out = &kernel.out;
-                out.status(&parent, "busy");
-                out.reply(
-                    &out.shell,
-                    &parent,
-                    "execute_reply",
-                    json!({"status": "aborted", "execution_count": null}),
-                );
-                out.status(&parent, "idle");
-            }
+impl Kernel {
+    fn sender(&self, channel: Channel) -> &UnboundedSender<Message> {
+        match channel {
+            Channel::Shell => &self.out.shell,
+            Channel::Control => &self.out.control,
         }
     }
 }
 
-/// Runs one cell; returns whether it failed with `stop_on_error` set.
-async fn execute_one(kernel: &Arc<Kernel>, msg: Message, last_count: &mut u64) -> bool {
-    let out = &kernel.out;
-    let parent = msg.parent();
-    out.status(&parent, "busy");
-    let req: ExecuteContent = match msg.content_as() {
-        Ok(r) => r,
+/// What a handler gets: the kernel, the request, and the channel to answer on.
+type Handler = fn(&Arc<Kernel>, Message, Channel);
+
+/// One row of the table.
+struct Route {
+    msg_type: &'static str,
+    handler: Handler,
+    /// Control requests are also accepted on shell, where old clients send them.
+    on_control: bool,
+}
+
+const fn shell(msg_type: &'static str, handler: Handler) -> Route {
+    Route {
+        msg_type,
+        handler,
+        on_control: false,
+    }
+}
+
+const fn control(msg_type: &'static str, handler: Handler) -> Route {
+    Route {
+        msg_type,
+        handler,
+        on_control: true,
+    }
+}
+
+/// Every message type the kernel answers. A type not here is logged and dropped.
+const ROUTES: &[Route] = &[
+    shell("execute_request", queue_execute),
+    shell("is_complete_request", is_complete),
+    shell("complete_request", complete),
+    shell("inspect_request", inspect),
+    shell("history_request", history),
+    shell("comm_info_request", comm_info),
+    shell("comm_open", comm_open),
+    // No comm is ever open, so messages to one have nowhere to go.
+    shell("comm_msg", ignore),
+    shell("comm_close", ignore),
+    control("kernel_info_request", kernel_info),
+    control("interrupt_request", interrupt),
+    control("shutdown_request", shutdown),
+];
+
+/// Handles one message that came in on `channel`; returns at once.
+pub fn handle(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let route = ROUTES
+        .iter()
+        .find(|r| r.msg_type == msg.msg_type() && (channel == Channel::Shell || r.on_control));
+    match route {
+        Some(route) => (route.handler)(kernel, msg, channel),
+        None => log(format!(
+            "ignoring unknown {channel:?} message type {:?}",
+            msg.msg_type()
+        )),
+    }
+}
+
+/// Reads a request's body. One that does not fit is answered at once with `reply_type` and
+/// a `ValueError`, and the idle status that ends the request.
+fn body<T: DeserializeOwned>(
+    kernel: &Kernel,
+    msg: &Message,
+    channel: Channel,
+    reply_type: &'static str,
+) -> Option<T> {
+    match msg.content_as::<T>() {
+        Ok(body) => Some(body),
         Err(e) => {
-            log(format!("malformed execute_request: {e}"));
-            out.reply(
-                &out.shell,
+            let parent = msg.parent();
+            log(format!("malformed {}: {e}", msg.msg_type()));
+            finish(
+                kernel,
+                channel,
                 &parent,
-                "execute_reply",
-                error_content("ValueError", &e.to_string()),
+                &RequestError::bad_body(reply_type, e),
             );
-            out.status(&parent, "idle");
-            return false;
+            None
         }
-    };
-    let store_history = req.store_history && !req.silent;
-    if !req.silent {
-        let count = *last_count + u64::from(store_history);
-        out.publish(
-            &parent,
-            "execute_input",
-            json!({"code": req.code, "execution_count": count}),
-        );
     }
-    let request = ExecuteRequest {
-        code: req.code,
-        silent: req.silent,
-        store_history,
-        allow_stdin: req.allow_stdin,
-        user_expressions: req
-            .user_expressions
-            .into_iter()
-            .filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_string())))
-            .collect(),
-    };
-    let sink = IopubSink {
-        out: out.clone(),
-        parent: parent.clone(),
-        allow_stdin: req.allow_stdin,
-        input_slot: kernel.input_slot.clone(),
-        interrupt: kernel.interrupt.clone(),
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    kernel.session.execute(request, Box::new(sink), move |r| {
-        let _ = tx.send(r);
-    });
-    let reply = rx.await.unwrap_or_else(|_| ExecuteReply {
-        execution_count: *last_count,
-        result: Err(ErrorInfo {
-            ename: "RuntimeError".into(),
-            evalue: "the session has ended".into(),
-            traceback: vec![],
-        }),
-        pager: vec![],
-        user_expressions: vec![],
-    });
-    *last_count = reply.execution_count;
-    let failed = reply.result.is_err();
-    out.reply(&out.shell, &parent, "execute_reply", reply_content(reply));
-    out.status(&parent, "idle");
-    kernel.interrupt.store(false, Ordering::SeqCst);
-    failed && req.stop_on_error
 }
 
-fn reply_content(reply: ExecuteReply) -> Value {
-    let mut exprs = Map::new();
-    for (name, r) in reply.user_expressions {
-        let v = match r {
-            Ok(data) => json!({"status": "ok", "data": data, "metadata": {}}),
-            Err(e) => {
-                json!({"status": "error", "ename": e.ename, "evalue": e.evalue, "traceback": e.traceback})
-            }
+/// Announces that the kernel is busy with `msg`, and returns the parent of what answers it.
+fn begin(kernel: &Kernel, msg: &Message) -> Parent {
+    let parent = msg.parent();
+    kernel.out.status(&parent, ExecutionState::Busy);
+    parent
+}
+
+/// Sends `reply` on the request's channel, then the idle status that ends the request.
+fn finish(kernel: &Kernel, channel: Channel, parent: &Parent, reply: &impl Content) {
+    kernel.out.reply(kernel.sender(channel), parent, reply);
+    kernel.out.status(parent, ExecutionState::Idle);
+}
+
+fn queue_execute(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
+    if kernel.executions.send(msg).is_err() {
+        log("execute_request after the executor ended; dropped");
+    }
+}
+
+fn ignore(_: &Arc<Kernel>, _: Message, _: Channel) {}
+
+fn kernel_info(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    finish(kernel, channel, &parent, &KernelInfoReply::this_kernel());
+}
+
+fn is_complete(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    let Some(req) = body::<IsCompleteRequest>(kernel, &msg, channel, "is_complete_reply") else {
+        return;
+    };
+    let answer = IsCompleteReply::from(Session::is_complete(&req.code));
+    finish(kernel, channel, &parent, &answer);
+}
+
+fn complete(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    let Some(req) = body::<CursorRequest>(kernel, &msg, channel, "complete_reply") else {
+        return;
+    };
+    let cursor = req.cursor();
+    let answer = kernel.clone();
+    kernel.session.complete(req.code, cursor, move |c| {
+        let reply = CompleteReply {
+            status: Success::Ok,
+            matches: c.matches,
+            cursor_start: c.cursor_start,
+            cursor_end: c.cursor_end,
+            metadata: Map::new(),
         };
-        exprs.insert(name, v);
-    }
-    let payload: Vec<Value> = reply
-        .pager
-        .into_iter()
-        .map(|data| json!({"source": "page", "data": data, "start": 0}))
-        .collect();
-    match reply.result {
-        Ok(()) => json!({
-            "status": "ok", "execution_count": reply.execution_count,
-            "payload": payload, "user_expressions": exprs,
-        }),
-        Err(e) => json!({
-            "status": "error", "execution_count": reply.execution_count,
-            "ename": e.ename, "evalue": e.evalue, "traceback": e.traceback,
-            "payload": payload, "user_expressions": exprs,
-        }),
-    }
+        finish(&answer, channel, &parent, &reply);
+    });
+}
+
+fn inspect(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    let Some(req) = body::<CursorRequest>(kernel, &msg, channel, "inspect_reply") else {
+        return;
+    };
+    let (cursor, detail) = (req.cursor(), req.detail_level.min(1) as u8);
+    let answer = kernel.clone();
+    kernel
+        .session
+        .inspect(req.code, cursor, detail, move |found| {
+            let reply = InspectReply {
+                status: Success::Ok,
+                found: found.is_some(),
+                data: found.unwrap_or_default(),
+                metadata: Map::new(),
+            };
+            finish(&answer, channel, &parent, &reply);
+        });
+}
+
+fn history(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    let Some(req) = body::<history::HistoryRequest>(kernel, &msg, channel, "history_reply") else {
+        return;
+    };
+    let answer = kernel.clone();
+    kernel.session.history(move |entries| {
+        let reply = HistoryReply {
+            status: Success::Ok,
+            history: history::answer(&req, &entries),
+        };
+        finish(&answer, channel, &parent, &reply);
+    });
+}
+
+fn comm_info(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let parent = begin(kernel, &msg);
+    let reply = CommInfoReply {
+        status: Success::Ok,
+        comms: Map::new(),
+    };
+    finish(kernel, channel, &parent, &reply);
+}
+
+/// No comm targets exist, so every comm is closed at once, as ipykernel does for a target
+/// it does not know.
+fn comm_open(kernel: &Arc<Kernel>, msg: Message, _: Channel) {
+    let parent = begin(kernel, &msg);
+    // A body that is not even an object still names no comm we could close.
+    let open: CommOpen = msg.content_as().unwrap_or(CommOpen {
+        comm_id: serde_json::Value::Null,
+        target_name: serde_json::Value::Null,
+    });
+    log(format!(
+        "no comm target {}; closing the comm",
+        open.target_name
+    ));
+    let close = CommClose {
+        comm_id: open.comm_id,
+        data: Map::new(),
+    };
+    kernel.out.publish(&parent, &close);
+    kernel.out.status(&parent, ExecutionState::Idle);
+}
+
+fn interrupt(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    kernel.session.interrupt();
+    let reply = InterruptReply {
+        status: Success::Ok,
+    };
+    kernel
+        .out
+        .reply(kernel.sender(channel), &msg.parent(), &reply);
+}
+
+fn shutdown(kernel: &Arc<Kernel>, msg: Message, channel: Channel) {
+    let (out, parent) = (&kernel.out, msg.parent());
+    // A malformed body still asks for a shutdown; it just cannot ask for a restart.
+    let req: ShutdownRequest = msg
+        .content_as()
+        .unwrap_or(ShutdownRequest { restart: false });
+    let reply = ShutdownReply {
+        status: Success::Ok,
+        restart: req.restart,
+    };
+    out.reply(kernel.sender(channel), &parent, &reply);
+    // Front ends that watch iopub learn of the shutdown there too.
+    out.publish(&parent, &reply);
+    kernel.session.interrupt();
+    kernel.shutdown.notify_one();
 }
 
 /// The parent of messages the kernel sends on its own (the `starting` status).

@@ -8,7 +8,15 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::sync::Notify;
 
 use super::*;
+use crate::cell::{ErrorInfo, ExecuteReply};
+use crate::protocol::execute::reply_content;
 use crate::protocol::message::Message;
+use crate::protocol::sink::Outbox;
+use std::sync::atomic::Ordering;
+
+fn written(reply: ExecuteReply) -> Value {
+    serde_json::to_value(reply_content(reply)).unwrap()
+}
 
 struct Harness {
     kernel: Arc<Kernel>,
@@ -78,7 +86,7 @@ fn states(msgs: &[Message]) -> Vec<String> {
 fn kernel_info_is_wrapped_in_busy_and_idle_and_routed_back() {
     let mut h = harness();
     let req = request("kernel_info_request", json!({}));
-    handle_shell(&h.kernel, req.clone());
+    handle(&h.kernel, req.clone(), Channel::Shell);
     let replies = drain(&mut h.shell);
     assert_eq!(replies.len(), 1);
     assert_eq!(replies[0].msg_type(), "kernel_info_reply");
@@ -101,18 +109,27 @@ fn kernel_info_is_wrapped_in_busy_and_idle_and_routed_back() {
 #[test]
 fn unknown_comms_are_closed_and_unknown_types_ignored() {
     let mut h = harness();
-    handle_shell(
+    handle(
         &h.kernel,
         request(
             "comm_open",
             json!({"comm_id": "c1", "target_name": "t", "data": {}}),
         ),
+        Channel::Shell,
     );
     let published = drain(&mut h.iopub);
     assert_eq!(states(&published), ["busy", "comm_close", "idle"]);
     assert_eq!(published[1].content["comm_id"], "c1");
-    handle_shell(&h.kernel, request("made_up_request", json!({})));
-    handle_control(&h.kernel, request("made_up_request", json!({})), false);
+    handle(
+        &h.kernel,
+        request("made_up_request", json!({})),
+        Channel::Shell,
+    );
+    handle(
+        &h.kernel,
+        request("made_up_request", json!({})),
+        Channel::Control,
+    );
     assert!(drain(&mut h.shell).is_empty());
     assert!(drain(&mut h.control).is_empty());
     assert!(drain(&mut h.iopub).is_empty());
@@ -121,13 +138,17 @@ fn unknown_comms_are_closed_and_unknown_types_ignored() {
 #[test]
 fn interrupt_sets_the_flag_and_shutdown_replies_on_control() {
     let mut h = harness();
-    handle_control(&h.kernel, request("interrupt_request", json!({})), false);
+    handle(
+        &h.kernel,
+        request("interrupt_request", json!({})),
+        Channel::Control,
+    );
     assert!(h.kernel.interrupt.load(Ordering::SeqCst));
     assert_eq!(drain(&mut h.control)[0].msg_type(), "interrupt_reply");
-    handle_control(
+    handle(
         &h.kernel,
         request("shutdown_request", json!({"restart": true})),
-        false,
+        Channel::Control,
     );
     let reply = drain(&mut h.control);
     assert_eq!(reply[0].msg_type(), "shutdown_reply");
@@ -149,7 +170,7 @@ fn interrupt_sets_the_flag_and_shutdown_replies_on_control() {
 
 #[test]
 fn execute_replies_carry_pager_payloads_and_errors() {
-    let ok = reply_content(ExecuteReply {
+    let ok = written(ExecuteReply {
         execution_count: 3,
         result: Ok(()),
         pager: vec![crate::display::plain("help text")],
@@ -158,7 +179,7 @@ fn execute_replies_carry_pager_payloads_and_errors() {
     assert_eq!(ok["status"], "ok");
     assert_eq!(ok["payload"][0]["source"], "page");
     assert_eq!(ok["payload"][0]["data"]["text/plain"], "help text");
-    let err = reply_content(ExecuteReply {
+    let err = written(ExecuteReply {
         execution_count: 4,
         result: Err(ErrorInfo {
             ename: "NameError".into(),
@@ -171,4 +192,56 @@ fn execute_replies_carry_pager_payloads_and_errors() {
     assert_eq!(err["status"], "error");
     assert_eq!(err["ename"], "NameError");
     assert_eq!(err["execution_count"], 4);
+}
+
+#[test]
+fn a_body_that_does_not_fit_is_answered_under_its_reply_type() {
+    let mut h = harness();
+    for msg_type in [
+        "is_complete_request",
+        "complete_request",
+        "inspect_request",
+        "history_request",
+    ] {
+        // Fields of the wrong type; a history request has no `code`, so its `n` is wrong.
+        let body = json!({"code": 7, "cursor_pos": "x", "n": "x"});
+        let req = request(msg_type, body);
+        handle(&h.kernel, req, Channel::Shell);
+        let replies = drain(&mut h.shell);
+        assert_eq!(replies.len(), 1, "{msg_type}");
+        assert_eq!(
+            replies[0].msg_type(),
+            msg_type.replace("_request", "_reply")
+        );
+        assert_eq!(replies[0].content["status"], "error");
+        assert_eq!(replies[0].content["ename"], "ValueError");
+        assert_eq!(states(&drain(&mut h.iopub)), ["busy", "idle"]);
+    }
+}
+
+#[test]
+fn control_requests_on_shell_are_answered_on_shell_and_shell_requests_not_on_control() {
+    let mut h = harness();
+    handle(
+        &h.kernel,
+        request("interrupt_request", json!({})),
+        Channel::Shell,
+    );
+    assert_eq!(drain(&mut h.shell)[0].msg_type(), "interrupt_reply");
+    assert!(drain(&mut h.control).is_empty());
+    handle(
+        &h.kernel,
+        request("is_complete_request", json!({"code": "1"})),
+        Channel::Control,
+    );
+    assert!(drain(&mut h.control).is_empty());
+    assert!(drain(&mut h.shell).is_empty());
+    handle(
+        &h.kernel,
+        request("is_complete_request", json!({"code": "for x in y:"})),
+        Channel::Shell,
+    );
+    let reply = drain(&mut h.shell);
+    assert_eq!(reply[0].content["status"], "incomplete");
+    assert_eq!(reply[0].content["indent"], "    ");
 }

@@ -1,6 +1,7 @@
 //! HMAC-SHA256 message signing. The signature covers the four JSON frames (header,
 //! parent header, metadata, content) in order, hex-encoded; an empty key turns signing off.
-//! Verification compares in constant time so a client cannot learn the key byte by byte.
+//! Verification compares the exact lower-case hex text, as ipykernel does, in constant time
+//! so a client cannot learn the digest byte by byte.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -38,16 +39,26 @@ impl Signer {
         }
     }
 
-    /// Whether `signature` (hex) is the right one for `parts`; always true without a key.
+    /// Whether `signature` is exactly the lower-case hex digest of `parts`, as ipykernel
+    /// compares it; always true without a key. The comparison takes the same time wherever
+    /// the first difference is, so a client cannot find the digest a byte at a time.
     pub fn verify(&self, signature: &[u8], parts: &[&[u8]]) -> bool {
         let Some(mac) = self.mac(parts) else {
             return true;
         };
-        match unhex(signature) {
-            Some(bytes) => mac.verify_slice(&bytes).is_ok(),
-            None => false,
-        }
+        let expected = hex(&mac.finalize().into_bytes());
+        same_bytes(expected.as_bytes(), signature)
     }
+}
+
+/// Constant-time equality: every byte is compared whatever the earlier ones were. The
+/// length is not secret (a digest is always 64 hex digits).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -58,16 +69,6 @@ fn hex(bytes: &[u8]) -> String {
         s.push(DIGITS[(b & 15) as usize] as char);
     }
     s
-}
-
-fn unhex(text: &[u8]) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    text.chunks(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-        .collect()
 }
 
 #[cfg(test)]
@@ -87,6 +88,21 @@ mod tests {
         assert!(!s.verify(sig.as_bytes(), &[b"what do ya want for nothing!"]));
         assert!(!s.verify(b"zz", &[b"what do ya want for nothing?"]));
         assert!(!s.verify(b"", &[b"what do ya want for nothing?"]));
+    }
+
+    #[test]
+    fn only_the_exact_lower_case_digest_is_accepted() {
+        let s = Signer::new("Jefe");
+        let parts: [&[u8]; 1] = [b"what do ya want for nothing?"];
+        let sig = s.sign(&parts);
+        assert!(s.verify(sig.as_bytes(), &parts));
+        // ipykernel compares the hex text itself: upper case, spaces or a prefix fail.
+        assert!(!s.verify(sig.to_uppercase().as_bytes(), &parts));
+        assert!(!s.verify(format!("{sig} ").as_bytes(), &parts));
+        assert!(!s.verify(&sig.as_bytes()[..63], &parts));
+        let mut flipped = sig.clone().into_bytes();
+        flipped[63] = if flipped[63] == b'0' { b'1' } else { b'0' };
+        assert!(!s.verify(&flipped, &parts));
     }
 
     #[test]

@@ -1,14 +1,20 @@
 //! Where the protocol meets a running cell: [`Outbox`] holds the channels to every socket's
 //! sending task, and [`IopubSink`] turns the cell's [`Output`] events into iopub messages
-//! parented to the request, and `input()` into an `input_request` on stdin.
+//! parented to the request, and `input()` into an `input_request` on stdin. Bodies are the
+//! typed structs of [`super::content`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::content::{
+    ClearOutput, Content, DisplayData, ErrorOutput, ExecuteResult, ExecutionState, InputRequest,
+    KernelStatus, Stream, Transient, UpdateDisplayData,
+};
+use super::log;
 use super::message::{Message, Parent};
 use crate::cell::{Output, Sink};
 
@@ -25,25 +31,41 @@ pub struct Outbox {
 
 impl Outbox {
     /// Publishes one iopub message answering `parent`.
-    pub fn publish(&self, parent: &Parent, msg_type: &str, content: Value) {
-        // A send fails only once the iopub task has ended, i.e. during shutdown.
-        let _ = self
-            .iopub
-            .send(parent.broadcast(&self.session_id, msg_type, content));
+    pub fn publish(&self, parent: &Parent, content: &impl Content) {
+        if let Some(body) = body_of(content) {
+            // A send fails only once the iopub task has ended, i.e. during shutdown.
+            let _ = self
+                .iopub
+                .send(parent.broadcast(&self.session_id, content.msg_type(), body));
+        }
     }
 
-    pub fn status(&self, parent: &Parent, state: &str) {
-        self.publish(parent, "status", json!({ "execution_state": state }));
+    pub fn status(&self, parent: &Parent, execution_state: ExecutionState) {
+        self.publish(parent, &KernelStatus { execution_state });
     }
 
+    /// Sends `content` on `channel` (shell, control or stdin) to the client of `parent`.
     pub fn reply(
         &self,
         channel: &UnboundedSender<Message>,
         parent: &Parent,
-        msg_type: &str,
-        content: Value,
+        content: &impl Content,
     ) {
-        let _ = channel.send(parent.child(&self.session_id, msg_type, content));
+        if let Some(body) = body_of(content) {
+            let _ = channel.send(parent.child(&self.session_id, content.msg_type(), body));
+        }
+    }
+}
+
+/// A body as JSON. Only a map with keys that are not strings could fail, and no body has
+/// one; should it happen, the message is logged and not sent rather than sent half-made.
+fn body_of(content: &impl Content) -> Option<Value> {
+    match serde_json::to_value(content) {
+        Ok(body) => Some(body),
+        Err(e) => {
+            log(format!("could not write a {}: {e}", content.msg_type()));
+            None
+        }
     }
 }
 
@@ -62,50 +84,58 @@ pub struct IopubSink {
     pub interrupt: Arc<AtomicBool>,
 }
 
-fn transient(display_id: Option<&str>) -> Value {
-    match display_id {
-        Some(id) => json!({ "display_id": id }),
-        None => Value::Object(Map::new()),
-    }
-}
-
 impl Sink for IopubSink {
     fn emit(&self, output: Output) {
-        let (msg_type, content) = match output {
-            Output::Stream { name, text } => {
-                ("stream", json!({"name": name.as_str(), "text": text}))
-            }
+        let (out, parent) = (&self.out, &self.parent);
+        match output {
+            Output::Stream { name, text } => out.publish(
+                parent,
+                &Stream {
+                    name: name.as_str(),
+                    text,
+                },
+            ),
             Output::DisplayData {
                 data,
                 metadata,
                 display_id,
-            } => (
-                "display_data",
-                json!({"data": data, "metadata": metadata, "transient": transient(display_id.as_deref())}),
+            } => out.publish(
+                parent,
+                &DisplayData {
+                    data,
+                    metadata,
+                    transient: Transient { display_id },
+                },
             ),
             Output::UpdateDisplayData {
                 data,
                 metadata,
                 display_id,
-            } => (
-                "update_display_data",
-                json!({"data": data, "metadata": metadata, "transient": transient(Some(&display_id))}),
+            } => out.publish(
+                parent,
+                &UpdateDisplayData {
+                    data,
+                    metadata,
+                    transient: Transient {
+                        display_id: Some(display_id),
+                    },
+                },
             ),
-            Output::ClearOutput { wait } => ("clear_output", json!({ "wait": wait })),
+            Output::ClearOutput { wait } => out.publish(parent, &ClearOutput { wait }),
             Output::ExecuteResult {
                 execution_count,
                 data,
                 metadata,
-            } => (
-                "execute_result",
-                json!({"execution_count": execution_count, "data": data, "metadata": metadata}),
+            } => out.publish(
+                parent,
+                &ExecuteResult {
+                    execution_count,
+                    data,
+                    metadata,
+                },
             ),
-            Output::Error(e) => (
-                "error",
-                json!({"ename": e.ename, "evalue": e.evalue, "traceback": e.traceback}),
-            ),
-        };
-        self.out.publish(&self.parent, msg_type, content);
+            Output::Error(e) => out.publish(parent, &ErrorOutput::from(e)),
+        }
     }
 
     fn input(&self, prompt: &str, password: bool) -> Option<String> {
@@ -122,8 +152,10 @@ impl Sink for IopubSink {
         self.out.reply(
             &self.out.stdin,
             &self.parent,
-            "input_request",
-            json!({"prompt": prompt, "password": password}),
+            &InputRequest {
+                prompt: prompt.to_string(),
+                password,
+            },
         );
         // Wake up now and then so an interrupt ends the wait; the interpreter then raises
         // KeyboardInterrupt at its next check.

@@ -17,7 +17,10 @@ use zeromq::{
 };
 
 use super::connection::ConnectionInfo;
-use super::dispatch::{self, log, Kernel};
+use super::content::{Content, ExecutionState, InputReply, IopubWelcome};
+use super::dispatch::{self, Channel, Kernel};
+use super::execute;
+use super::log;
 use super::message::{Message, Parent};
 use super::sign::Signer;
 use super::sink::{InputSlot, Outbox};
@@ -40,6 +43,7 @@ const STREAM_WINDOW: Duration = Duration::from_millis(10);
 /// does not wait for it).
 pub fn run_kernel(connection_file: &Path) -> Result<(), ProtocolError> {
     let info = ConnectionInfo::read(connection_file)?;
+    super::parent::watch();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -114,14 +118,14 @@ async fn serve(info: ConnectionInfo) -> Result<(), ProtocolError> {
         out.session_id.clone(),
     ));
     tokio::spawn(beat(heartbeat));
-    tokio::spawn(dispatch::run_executor(kernel.clone(), exec_rx));
+    tokio::spawn(execute::run_executor(kernel.clone(), exec_rx));
     let k = kernel.clone();
     tokio::spawn(receive("shell", shell_recv, signer.clone(), move |m| {
-        dispatch::handle_shell(&k, m)
+        dispatch::handle(&k, m, Channel::Shell)
     }));
     let k = kernel.clone();
     tokio::spawn(receive("control", control_recv, signer.clone(), move |m| {
-        dispatch::handle_control(&k, m, false)
+        dispatch::handle(&k, m, Channel::Control)
     }));
     let slot = kernel.input_slot.clone();
     tokio::spawn(receive("stdin", stdin_recv, signer, move |m| {
@@ -134,7 +138,7 @@ async fn serve(info: ConnectionInfo) -> Result<(), ProtocolError> {
             k.session.interrupt();
         }
     });
-    out.status(&dispatch::no_parent(), "starting");
+    out.status(&Parent::none(), ExecutionState::Starting);
 
     kernel.shutdown.notified().await;
     tokio::time::sleep(FLUSH_GRACE).await;
@@ -146,12 +150,11 @@ fn deliver_input(slot: &InputSlot, msg: Message) {
         log(format!("ignoring {:?} on stdin", msg.msg_type()));
         return;
     }
+    // A reply without a readable value still ends the wait, as an empty line.
     let value = msg
-        .content
-        .get("value")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+        .content_as::<InputReply>()
+        .map(|r| r.value)
+        .unwrap_or_default();
     let waiting = slot.lock().ok().and_then(|mut s| s.take());
     match waiting {
         Some(tx) => {
@@ -162,6 +165,8 @@ fn deliver_input(slot: &InputSlot, msg: Message) {
 }
 
 /// Receives, verifies and parses messages on a ROUTER; bad ones are logged and dropped.
+/// A handler that panics (a bug, or a library that panics on some input) loses that one
+/// message: the loop, and with it the socket, goes on.
 async fn receive(
     name: &'static str,
     mut socket: RouterRecvHalf,
@@ -171,7 +176,16 @@ async fn receive(
     loop {
         match socket.recv().await {
             Ok(raw) => match wire::parse(from_zmq(raw), &signer) {
-                Ok(msg) => handle(msg),
+                Ok(msg) => {
+                    let kind = msg.msg_type().to_string();
+                    let handled =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(msg)));
+                    if handled.is_err() {
+                        log(format!(
+                            "handling a {kind} on {name} failed; the message is dropped"
+                        ));
+                    }
+                }
                 Err(e) => log(format!("dropped a message on {name}: {e}")),
             },
             Err(e) => {
@@ -239,11 +253,13 @@ async fn welcome(socket: &mut XPubSocket, raw: ZmqMessage, signer: &Signer, sess
         return; // an unsubscription, or noise
     };
     let topic = String::from_utf8_lossy(topic).into_owned();
-    let mut msg = Parent::none().broadcast(
-        session_id,
-        "iopub_welcome",
-        serde_json::json!({ "subscription": topic }),
-    );
+    let welcome = IopubWelcome {
+        subscription: topic.clone(),
+    };
+    let Ok(body) = serde_json::to_value(&welcome) else {
+        return;
+    };
+    let mut msg = Parent::none().broadcast(session_id, welcome.msg_type(), body);
     if !topic.is_empty() {
         msg.identities = vec![topic.into_bytes()];
     }

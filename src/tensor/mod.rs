@@ -9,8 +9,10 @@ pub mod build;
 pub mod dtype;
 pub mod format;
 pub mod index;
+pub mod interrupt;
 pub mod linalg;
 pub mod math;
+pub mod memory;
 pub mod ops;
 pub mod print;
 pub mod random;
@@ -21,6 +23,7 @@ pub use array::{Data, NdArray, Scalar};
 pub use dtype::DType;
 pub use index::IndexItem;
 pub use math::UnaryFn;
+pub use memory::{check_alloc, fits, memory_limit};
 pub use ops::BinaryOp;
 pub use print::{
     repr_array, repr_with_options, repr_with_prefix, str_array, str_with_options, PrintOptions,
@@ -53,6 +56,9 @@ pub enum TensorError {
     /// An allocation bigger than the host can sensibly hold; refused before trying.
     #[error("{0}")]
     Memory(String),
+    /// The kernel's interrupt arrived during a long operation (see `interrupt`).
+    #[error("")]
+    Interrupted,
 }
 
 impl TensorError {
@@ -65,6 +71,7 @@ impl TensorError {
             TensorError::Axis(_) => "AxisError",
             TensorError::Overflow(_) => "OverflowError",
             TensorError::Memory(_) => "MemoryError",
+            TensorError::Interrupted => "KeyboardInterrupt",
         }
     }
 }
@@ -81,56 +88,6 @@ pub fn shape_str(shape: &[usize]) -> String {
             format!("({})", parts.join(", "))
         }
     }
-}
-
-/// The most bytes one array may take: half of the machine's memory (8 GiB when it cannot
-/// be read). Bigger requests fail with `MemoryError` instead of aborting the kernel.
-pub fn memory_limit() -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemTotal:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<u64>().ok())
-    });
-    match total {
-        Some(kb) => kb * 1024 / 2,
-        None => 8 << 30,
-    }
-}
-
-/// Refuses an allocation of `shape` elements of `dtype` that exceeds [`memory_limit`].
-pub fn check_alloc(shape: &[usize], dtype: DType) -> TResult<()> {
-    let mut n: u128 = dtype.itemsize() as u128;
-    for &d in shape {
-        n = n.saturating_mul(d as u128);
-    }
-    if n > memory_limit() as u128 {
-        return Err(TensorError::Memory(format!(
-            "Unable to allocate {} for an array with shape {} and data type {}",
-            size_string(n),
-            shape_str(shape),
-            dtype.name()
-        )));
-    }
-    Ok(())
-}
-
-/// A byte count as numpy words it: binary units, three significant digits (`7.28 TiB`).
-fn size_string(bytes: u128) -> String {
-    const UNITS: [&str; 7] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let bits = 128 - bytes.leading_zeros() as usize;
-    let mut unit = (bits.saturating_sub(1)).max(1) / 10;
-    unit = unit.min(UNITS.len() - 1);
-    let mut n = bytes as f64 / (1u128 << (unit * 10)) as f64;
-    if n.round() == 1024.0 && unit + 1 < UNITS.len() {
-        unit += 1;
-        n /= 1024.0;
-    }
-    if unit == 0 {
-        return format!("{} bytes", n as u64);
-    }
-    let digits = (2 - n.log10().floor() as i32).max(0) as usize;
-    format!("{n:.digits$} {}", UNITS[unit])
 }
 
 #[cfg(test)]

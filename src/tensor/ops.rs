@@ -159,10 +159,26 @@ fn zip_map<T: Copy, U>(
         .broadcast(sh.clone())
         .ok_or_else(|| TensorError::Broadcast(shape_str(x.shape()), shape_str(y.shape())))?;
     let by = y
-        .broadcast(sh)
+        .broadcast(sh.clone())
         .ok_or_else(|| TensorError::Broadcast(shape_str(x.shape()), shape_str(y.shape())))?;
-    Ok(Zip::from(&bx).and(&by).map_collect(|&p, &q| f(p, q)))
+    let total: usize = shape.iter().product();
+    if total < LONG_OPERATION {
+        return Ok(Zip::from(&bx).and(&by).map_collect(|&p, &q| f(p, q)));
+    }
+    // A large result is computed a piece at a time, checking for an interrupt in between.
+    let mut out = Vec::with_capacity(total);
+    let mut pairs = bx.iter().zip(by.iter());
+    while out.len() < total {
+        out.extend(pairs.by_ref().take(PIECE).map(|(&p, &q)| f(p, q)));
+        super::interrupt::check()?;
+    }
+    ArrayD::from_shape_vec(sh, out).map_err(|e| TensorError::Value(e.to_string()))
 }
+
+/// Element-wise results at least this large are computed in pieces of [`PIECE`] values with
+/// an interrupt check between pieces: each piece takes milliseconds.
+const LONG_OPERATION: usize = 1 << 24;
+const PIECE: usize = 1 << 20;
 
 fn py_fmod(a: f64, b: f64) -> f64 {
     let r = a % b;
@@ -271,6 +287,19 @@ pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> TResult<NdArray> {
     let common = result_dtype(&a, &b);
     let shape = broadcast_shapes(&a.shape(), &b.shape())?;
     super::check_alloc(&shape, common)?;
+    // The operands are converted to a wide type (8 bytes a value) before the result is
+    // made: the working set must fit as well as the result.
+    let values = |o: &Operand| o.shape().iter().product::<usize>() as u128;
+    let working =
+        (values(&a) + values(&b)) * 16 + shape.iter().map(|&d| d as u128).product::<u128>() * 8;
+    if !crate::memory::fits(working) {
+        return Err(TensorError::Memory(format!(
+            "Unable to allocate {} for the operands and result of an operation with shape {} and data type {}",
+            crate::memory::size_string(working),
+            shape_str(&shape),
+            common.name()
+        )));
+    }
     let unsupported = || {
         TensorError::Type(format!(
             "ufunc '{}' not supported for the input types, and the inputs could not be \

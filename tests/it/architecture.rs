@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The floors, from the bottom. A module may import the modules of lower floors only;
 /// modules that share a floor may not import each other. `lib` and `main` stand on top.
 const FLOORS: &[&[&str]] = &[
-    &["device"],
+    &["device", "memory"],
     &["tensor"],
     &["ops"],
     &["keras"],

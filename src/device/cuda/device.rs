@@ -11,6 +11,7 @@ use cudarc::driver::{
 };
 
 use super::detect::{gpu_count, physical_device_name};
+use super::kernels::ActCode;
 use super::load::{Kernels, BLOCK, K};
 use super::CudaBuffer;
 use crate::device::{
@@ -166,19 +167,21 @@ impl Drop for CudaDevice {
     }
 }
 
+/// The kernels' code for `act`, and its parameter (leaky relu's slope).
 fn act_code(act: Activation) -> (i32, f32) {
-    match act {
-        Activation::Linear => (0, 0.0),
-        Activation::Relu => (1, 0.0),
-        Activation::Sigmoid => (2, 0.0),
-        Activation::Tanh => (3, 0.0),
-        Activation::Elu => (4, 0.0),
-        Activation::Selu => (5, 0.0),
-        Activation::Gelu => (6, 0.0),
-        Activation::Swish => (7, 0.0),
-        Activation::Softplus => (8, 0.0),
-        Activation::LeakyRelu(slope) => (9, slope),
-    }
+    let (code, p) = match act {
+        Activation::Linear => (ActCode::Linear, 0.0),
+        Activation::Relu => (ActCode::Relu, 0.0),
+        Activation::Sigmoid => (ActCode::Sigmoid, 0.0),
+        Activation::Tanh => (ActCode::Tanh, 0.0),
+        Activation::Elu => (ActCode::Elu, 0.0),
+        Activation::Selu => (ActCode::Selu, 0.0),
+        Activation::Gelu => (ActCode::Gelu, 0.0),
+        Activation::Swish => (ActCode::Swish, 0.0),
+        Activation::Softplus => (ActCode::Softplus, 0.0),
+        Activation::LeakyRelu(slope) => (ActCode::LeakyRelu, slope),
+    };
+    (code as i32, p)
 }
 
 impl Device for CudaDevice {

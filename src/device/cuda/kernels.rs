@@ -2,11 +2,50 @@
 //! compiles once per process at run time (no `nvcc` at build time; see `load.rs`). The
 //! formulas mirror the CPU device (`device/cpu/*.rs`) term by term so that both agree to
 //! rounding; the dropout generator is the same integer hash, so masks agree bit for bit.
-//! This file holds no Rust logic: loading is in `load.rs`, launching in `device.rs`/`ops.rs`.
+//! The activation codes the kernels switch on are declared once, in [`ActCode`]: the launch
+//! passes the Rust value and the source reads `#define`s written from the same table. This
+//! file holds no other Rust: loading is in `load.rs`, launching in `device.rs`/`ops.rs`.
+
+/// Declares the activation codes once for both languages.
+macro_rules! activation_codes {
+    ($($variant:ident = $code:literal => $define:literal,)*) => {
+        /// An activation as the kernels name it (`kind` in `act1`, `deriv`, `bias_act`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(i32)]
+        pub enum ActCode {
+            $($variant = $code,)*
+        }
+
+        /// The `#define`s of every code, in the source's words.
+        pub const ACT_DEFINES: &str = concat!($("#define ", $define, " ", $code, "\n",)*);
+
+        /// Each code beside the name the source uses for it.
+        #[cfg(test)]
+        pub const ACT_NAMES: &[(ActCode, &str)] = &[$((ActCode::$variant, $define),)*];
+    };
+}
+
+activation_codes! {
+    Linear = 0 => "ACT_LINEAR",
+    Relu = 1 => "ACT_RELU",
+    Sigmoid = 2 => "ACT_SIGMOID",
+    Tanh = 3 => "ACT_TANH",
+    Elu = 4 => "ACT_ELU",
+    Selu = 5 => "ACT_SELU",
+    Gelu = 6 => "ACT_GELU",
+    Swish = 7 => "ACT_SWISH",
+    Softplus = 8 => "ACT_SOFTPLUS",
+    LeakyRelu = 9 => "ACT_LEAKY_RELU",
+}
+
+/// The whole translation unit NVRTC compiles: the activation codes, then the kernels.
+pub fn source() -> String {
+    format!("{ACT_DEFINES}{SOURCE}")
+}
 
 /// All kernels in one translation unit. Indices are 64-bit (`long long`) so tensors past
 /// 2^31 elements stay correct; loops are grid-strided so any grid size covers any length.
-pub const SOURCE: &str = r#"
+const SOURCE: &str = r#"
 typedef long long i64;
 typedef unsigned long long u64;
 
@@ -34,38 +73,38 @@ __device__ __forceinline__ float warp_max(float v) {
 #define SELU_ALPHA 1.6732632f
 #define SELU_SCALE 1.050701f
 
-/* Activation codes: 0 linear, 1 relu, 2 sigmoid, 3 tanh, 4 elu, 5 selu, 6 gelu, 7 swish,
-   8 softplus, 9 leaky relu (slope in p). */
+/* Activation codes: the ACT_* defines written before this source from `ActCode`; leaky
+   relu takes its slope in p. */
 __device__ float act1(int kind, float p, float x) {
     switch (kind) {
-    case 1: return fmaxf(x, 0.0f);
-    case 2: return sigmoid_f(x);
-    case 3: return tanhf(x);
-    case 4: return x > 0.0f ? x : expm1f(x);
-    case 5: return x > 0.0f ? SELU_SCALE * x : SELU_SCALE * SELU_ALPHA * expm1f(x);
-    case 6: return 0.5f * x * (1.0f + erff(x * 0.70710678f));
-    case 7: return x * sigmoid_f(x);
-    case 8: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
-    case 9: return x >= 0.0f ? x : p * x;
+    case ACT_RELU: return fmaxf(x, 0.0f);
+    case ACT_SIGMOID: return sigmoid_f(x);
+    case ACT_TANH: return tanhf(x);
+    case ACT_ELU: return x > 0.0f ? x : expm1f(x);
+    case ACT_SELU: return x > 0.0f ? SELU_SCALE * x : SELU_SCALE * SELU_ALPHA * expm1f(x);
+    case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678f));
+    case ACT_SWISH: return x * sigmoid_f(x);
+    case ACT_SOFTPLUS: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+    case ACT_LEAKY_RELU: return x >= 0.0f ? x : p * x;
     default: return x;
     }
 }
 
 __device__ float deriv(int kind, float p, float x, float y) {
     switch (kind) {
-    case 1: return x > 0.0f ? 1.0f : 0.0f;
-    case 2: return y * (1.0f - y);
-    case 3: return 1.0f - y * y;
-    case 4: return x > 0.0f ? 1.0f : y + 1.0f;
-    case 5: return x > 0.0f ? SELU_SCALE : y + SELU_SCALE * SELU_ALPHA;
-    case 6: {
+    case ACT_RELU: return x > 0.0f ? 1.0f : 0.0f;
+    case ACT_SIGMOID: return y * (1.0f - y);
+    case ACT_TANH: return 1.0f - y * y;
+    case ACT_ELU: return x > 0.0f ? 1.0f : y + 1.0f;
+    case ACT_SELU: return x > 0.0f ? SELU_SCALE : y + SELU_SCALE * SELU_ALPHA;
+    case ACT_GELU: {
         float cdf = 0.5f * (1.0f + erff(x * 0.70710678f));
         float pdf = expf(-0.5f * x * x) * 0.3989423f;
         return cdf + x * pdf;
     }
-    case 7: { float s = sigmoid_f(x); return s + x * s * (1.0f - s); }
-    case 8: return sigmoid_f(x);
-    case 9: return x >= 0.0f ? 1.0f : p;
+    case ACT_SWISH: { float s = sigmoid_f(x); return s + x * s * (1.0f - s); }
+    case ACT_SOFTPLUS: return sigmoid_f(x);
+    case ACT_LEAKY_RELU: return x >= 0.0f ? 1.0f : p;
     default: return 1.0f;
     }
 }
@@ -530,3 +569,24 @@ extern "C" __global__ void local_reduce(PtrTable t, int count, i64 n) {
     }
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_activation_code_is_defined_and_switched_on_in_both_functions() {
+        let src = source();
+        for (code, name) in ACT_NAMES {
+            assert!(src.contains(&format!("#define {name} {}\n", *code as i32)));
+            if *code != ActCode::Linear {
+                // act1 and deriv each have a case; linear is their default.
+                assert_eq!(src.matches(&format!("case {name}:")).count(), 2, "{name}");
+            }
+        }
+        assert!(
+            !src.contains("case 1:"),
+            "a magic activation number is back"
+        );
+    }
+}

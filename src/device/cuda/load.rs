@@ -9,41 +9,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 
-use super::kernels::SOURCE;
+use super::kernels::source;
 use crate::device::{DResult, DeviceError};
 
 /// Threads per block for the element-wise kernels; rows go one warp each.
 pub const BLOCK: u32 = 256;
 /// The most replicas the single-GPU reduce kernel sums in one launch (its pointer table).
 pub const MAX_LOCAL_REPLICAS: usize = 32;
-
-/// Names of the kernels above, loaded from the module in this order.
-const NAMES: [&str; 24] = [
-    "act_fwd",
-    "act_bwd",
-    "add_bias",
-    "sum_rows",
-    "axpby",
-    "mul",
-    "sum_partial",
-    "softmax_rows",
-    "softmax_rows_grad",
-    "loss_rows",
-    "dropout_mask",
-    "im2col",
-    "col2im",
-    "maxpool",
-    "maxpool_grad",
-    "opt_sgd",
-    "opt_adam",
-    "opt_rmsprop",
-    "opt_adagrad",
-    "local_reduce",
-    "bias_act",
-    "maxpool_bwd",
-    "avgpool",
-    "avgpool_bwd",
-];
 
 /// The PTX, compiled on first use and kept for the life of the process. A compile error is
 /// kept too, so a broken toolkit is reported the same way every time without recompiling.
@@ -54,7 +26,7 @@ fn ptx() -> Result<Ptx, String> {
             name: Some("mirror_kernels.cu".into()),
             ..Default::default()
         };
-        compile_ptx_with_opts(SOURCE, opts)
+        compile_ptx_with_opts(source(), opts)
             .map_err(|e| format!("NVRTC could not compile the kernels: {e}"))
     })
     .clone()
@@ -66,33 +38,45 @@ pub struct Kernels {
     funcs: Vec<CudaFunction>,
 }
 
-/// Which kernel to launch; the discriminant indexes [`NAMES`].
-#[derive(Debug, Clone, Copy)]
-pub enum K {
-    ActFwd = 0,
-    ActBwd,
-    AddBias,
-    SumRows,
-    Axpby,
-    Mul,
-    SumPartial,
-    Softmax,
-    SoftmaxGrad,
-    Loss,
-    Dropout,
-    Im2col,
-    Col2im,
-    Maxpool,
-    MaxpoolGrad,
-    Sgd,
-    Adam,
-    RmsProp,
-    Adagrad,
-    LocalReduce,
-    BiasAct,
-    MaxpoolBwd,
-    Avgpool,
-    AvgpoolBwd,
+/// Declares the kernels once: the handle a launch names and the function in `kernels.rs`.
+macro_rules! kernel_table {
+    ($($variant:ident => $name:literal,)*) => {
+        /// Which kernel to launch; the discriminant indexes [`NAMES`].
+        #[derive(Debug, Clone, Copy)]
+        pub enum K {
+            $($variant,)*
+        }
+
+        /// Names of the kernels in `kernels.rs`, loaded from the module in this order.
+        const NAMES: &[&str] = &[$($name,)*];
+    };
+}
+
+kernel_table! {
+    ActFwd => "act_fwd",
+    ActBwd => "act_bwd",
+    AddBias => "add_bias",
+    SumRows => "sum_rows",
+    Axpby => "axpby",
+    Mul => "mul",
+    SumPartial => "sum_partial",
+    Softmax => "softmax_rows",
+    SoftmaxGrad => "softmax_rows_grad",
+    Loss => "loss_rows",
+    Dropout => "dropout_mask",
+    Im2col => "im2col",
+    Col2im => "col2im",
+    Maxpool => "maxpool",
+    MaxpoolGrad => "maxpool_grad",
+    Sgd => "opt_sgd",
+    Adam => "opt_adam",
+    RmsProp => "opt_rmsprop",
+    Adagrad => "opt_adagrad",
+    LocalReduce => "local_reduce",
+    BiasAct => "bias_act",
+    MaxpoolBwd => "maxpool_bwd",
+    Avgpool => "avgpool",
+    AvgpoolBwd => "avgpool_bwd",
 }
 
 /// A CUBIN for compute capability `major.minor`, compiled once per architecture per
@@ -110,7 +94,7 @@ fn cubin(major: i32, minor: i32) -> Result<Vec<u8>, String> {
 
 fn compile_cubin(arch: &str) -> Result<Vec<u8>, String> {
     use cudarc::nvrtc::{result, sys};
-    let src = CString::new(SOURCE).map_err(|e| e.to_string())?;
+    let src = CString::new(source()).map_err(|e| e.to_string())?;
     let prog = result::create_program(&src, None).map_err(|e| e.to_string())?;
     let opts = [format!("--gpu-architecture={arch}")];
     // SAFETY: `prog` is a live program; the buffers are sized by NVRTC's own size calls, and
@@ -205,4 +189,25 @@ pub fn kernels_cubin(major: i32, minor: i32) -> Result<Vec<u8>, String> {
         return Err("NVRTC (libnvrtc) is not installed".into());
     }
     cubin(major, minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_every_kernel_of_the_source_once() {
+        let src = source();
+        let defined: Vec<&str> = src
+            .split("extern \"C\" __global__ void ")
+            .skip(1)
+            .filter_map(|rest| rest.split('(').next())
+            .collect();
+        let mut listed = NAMES.to_vec();
+        let mut found = defined.clone();
+        listed.sort_unstable();
+        found.sort_unstable();
+        assert_eq!(listed, found);
+        assert_eq!(NAMES[K::BiasAct as usize], "bias_act");
+    }
 }
