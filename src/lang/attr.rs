@@ -177,7 +177,7 @@ impl Vm<'_> {
                     }
                     if let Some(nb) = c.native_base() {
                         if let Some(n) = nb.downcast::<NativeClass>() {
-                            if let Some(m) = n.bound(v, name) {
+                            if let Some(m) = n.instance_attr(v, name, self)? {
                                 return Ok(Some(m));
                             }
                         }
@@ -230,10 +230,10 @@ impl Vm<'_> {
                         };
                         match c.lookup(name) {
                             Some(m) => self.bind_class_attr(m, &s.this, &b).map(Some),
-                            None => Ok(super_fallback(c.native_base(), &s.this, name)),
+                            None => super_fallback(c.native_base(), &s.this, name, self),
                         }
                     }
-                    other => Ok(super_fallback(other, &s.this, name)),
+                    other => super_fallback(other, &s.this, name, self),
                 };
             }
             if let Some(r) = any.downcast_ref::<Range>() {
@@ -434,12 +434,23 @@ impl Vm<'_> {
     }
 }
 
-fn super_fallback(base: Option<Value>, this: &Value, name: &str) -> Option<Value> {
+fn super_fallback(
+    base: Option<Value>,
+    this: &Value,
+    name: &str,
+    ctx: &mut dyn crate::lang::Ctx,
+) -> PyResult<Option<Value>> {
     if let Some(n) = base.as_ref().and_then(|b| b.downcast::<NativeClass>()) {
-        if let Some(m) = n.bound(this, name) {
-            return Some(m);
+        if let Some(m) = n.instance_attr(this, name, ctx)? {
+            return Ok(Some(m));
         }
     }
+    Ok(object_fallback(this, name))
+}
+
+/// What `super().name` finds past every class: `BaseException.__init__` and `object`'s
+/// do-nothing dunders.
+fn object_fallback(this: &Value, name: &str) -> Option<Value> {
     // `BaseException.__init__` records its arguments as `args`.
     if name == "__init__" {
         if let Some(i) = this.downcast::<Instance>() {

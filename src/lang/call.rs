@@ -412,6 +412,16 @@ fn traceback_frame(func: &Function, line: u32, mut e: PyErr) -> PyErr {
     e
 }
 
+/// Whether a call of the Python function (or bound method) `f` binds the keyword `name`.
+pub(super) fn accepts_keyword(f: &Value, name: &str) -> Option<bool> {
+    let func = match f.downcast::<BoundMethod>() {
+        Some(m) => m.func.clone(),
+        None => f.clone(),
+    };
+    let def = &func.downcast::<Function>()?.def;
+    Some(def.kwarg.is_some() || def.params.iter().any(|p| &*p.name == name))
+}
+
 /// `f(a, b, c, *args, **kw)`: how IPython names a function in a traceback frame (every
 /// parameter by name, keyword-only ones included, then the star parameters).
 fn signature(func: &Function) -> String {

@@ -123,9 +123,11 @@ type Method = dyn Fn(&Value, &Args, &mut dyn Ctx) -> PyResult<Value>;
 
 /// A class implemented in Rust. Calling it runs `construct`. User classes may derive from
 /// it: the interpreter then makes a plain instance, and attributes the user class does not
-/// define are found in `methods` (called with the instance as `this`), so a subclass of
-/// `Callback` inherits do-nothing `on_epoch_end` and friends. `bases` lists the names of
-/// native base classes for `isinstance` and `issubclass`.
+/// define are found in `properties` (computed from the instance on every read, as a Python
+/// `property` is) and then `methods` (called with the instance as `this`), so a subclass of
+/// `Callback` inherits do-nothing `on_epoch_end` and friends and a subclass of a Keras
+/// `Layer` reads its `weights`. `bases` lists the names of native base classes for
+/// `isinstance` and `issubclass`.
 pub struct NativeClass {
     pub name: String,
     /// The dotted module path shown in reprs, e.g. `keras.src.callbacks.callback`.
@@ -134,6 +136,8 @@ pub struct NativeClass {
     pub bases: Vec<String>,
     pub construct: Option<Rc<NativeBody>>,
     pub methods: IndexMap<String, Rc<Method>>,
+    /// Read-only properties of instances: the getter gets the instance as `this`.
+    pub properties: IndexMap<String, Rc<Method>>,
     /// Attributes of the class itself (static methods such as
     /// `tf.data.Dataset.from_tensor_slices`), read as `Class.name`.
     pub statics: IndexMap<String, Value>,
@@ -148,6 +152,7 @@ impl NativeClass {
             bases: vec![],
             construct: None,
             methods: IndexMap::new(),
+            properties: IndexMap::new(),
             statics: IndexMap::new(),
         }
     }
@@ -178,6 +183,30 @@ impl NativeClass {
     ) -> NativeClass {
         self.methods.insert(name.to_string(), Rc::new(body));
         self
+    }
+
+    /// A read-only property of instances, computed from the instance on every read.
+    pub fn property(
+        mut self,
+        name: &str,
+        getter: impl Fn(&Value, &Args, &mut dyn Ctx) -> PyResult<Value> + 'static,
+    ) -> NativeClass {
+        self.properties.insert(name.to_string(), Rc::new(getter));
+        self
+    }
+
+    /// An attribute an instance of a subclass inherits from this class: a property's
+    /// value, or a method bound to `this`.
+    pub fn instance_attr(
+        &self,
+        this: &Value,
+        name: &str,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Option<Value>> {
+        if let Some(getter) = self.properties.get(name).cloned() {
+            return getter(this, &Args::default(), ctx).map(Some);
+        }
+        Ok(self.bound(this, name))
     }
 
     /// A method of this class bound to `this`, as a callable value.
@@ -221,6 +250,7 @@ impl Object for NativeClass {
         self.statics
             .keys()
             .chain(self.methods.keys())
+            .chain(self.properties.keys())
             .cloned()
             .collect()
     }

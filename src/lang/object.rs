@@ -305,6 +305,13 @@ pub trait Ctx {
         let _ = name;
         None
     }
+    /// Whether calling `f` with the keyword argument `name` would bind it (a parameter of
+    /// that name, or `**kwargs`), as Keras inspects a layer's `call` for `training`; `None`
+    /// when `f` is not a Python function or method.
+    fn accepts_keyword(&mut self, f: &Value, name: &str) -> Option<bool> {
+        let _ = (f, name);
+        None
+    }
     /// `v.name = value` with the full Python rules (instances of user classes included), so
     /// a native can set `self.model` on a user's callback. Contexts without an interpreter
     /// refuse with an AttributeError.

@@ -280,4 +280,7 @@ impl Ctx for Vm<'_> {
     fn setattr(&mut self, v: &Value, name: &str, value: Value) -> PyResult<()> {
         self.set_attr(v, name, value)
     }
+    fn accepts_keyword(&mut self, f: &Value, name: &str) -> Option<bool> {
+        super::call::accepts_keyword(f, name)
+    }
 }

@@ -84,6 +84,23 @@ impl Activation {
         }
     }
 
+    /// The op for a device activation (what a compiled Keras layer applies); `None` for
+    /// the identity, which needs no op.
+    pub fn from_device(a: DevAct) -> Option<Activation> {
+        Some(match a {
+            DevAct::Linear => return None,
+            DevAct::Relu => Activation::Relu,
+            DevAct::Sigmoid => Activation::Sigmoid,
+            DevAct::Tanh => Activation::Tanh,
+            DevAct::Softplus => Activation::Softplus,
+            DevAct::Elu => Activation::Elu,
+            DevAct::Selu => Activation::Selu,
+            DevAct::Gelu => Activation::Gelu { approximate: false },
+            DevAct::Swish => Activation::Swish,
+            DevAct::LeakyRelu(alpha) => Activation::LeakyRelu { alpha },
+        })
+    }
+
     /// The device's kernel for this activation, where it has one.
     fn device(self) -> Option<DevAct> {
         Some(match self {

@@ -79,6 +79,26 @@ impl Loss {
         )
     }
 
+    /// The loss a compiled Keras model's device kernel computes.
+    pub fn from_device(kind: LossKind) -> Loss {
+        match kind {
+            LossKind::MeanSquaredError => Loss::MeanSquaredError,
+            LossKind::MeanAbsoluteError => Loss::MeanAbsoluteError,
+            LossKind::Huber { delta } => Loss::Huber {
+                delta: f64::from(delta),
+            },
+            LossKind::BinaryCrossentropy { from_logits } => {
+                Loss::BinaryCrossentropy { from_logits }
+            }
+            LossKind::CategoricalCrossentropy { from_logits } => {
+                Loss::CategoricalCrossentropy { from_logits }
+            }
+            LossKind::SparseCategoricalCrossentropy { from_logits } => {
+                Loss::SparseCategoricalCrossentropy { from_logits }
+            }
+        }
+    }
+
     /// The device kernel computing this loss per row, where there is one.
     fn device_kind(self) -> Option<LossKind> {
         Some(match self {

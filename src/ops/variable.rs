@@ -6,7 +6,12 @@
 //!
 //! Reading and assigning through [`Eager`](super::Eager) is what tapes and graph recorders
 //! see; the raw accessors here are for printing and for code outside any computation.
+//!
+//! Every store advances the variable's [`version`](Variable::version), so a holder of a
+//! second copy of the value (a compiled model's device weights) can tell cheaply whether
+//! the variable changed since it last copied it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::error::{ErrorClass, OpError, OpResult};
@@ -22,6 +27,8 @@ struct Inner {
     dtype: DType,
     shape: Vec<usize>,
     value: RwLock<Arc<NdArray>>,
+    /// How many stores the variable has seen.
+    version: AtomicU64,
 }
 
 /// A resource variable; clones share the variable.
@@ -49,7 +56,13 @@ impl Variable {
             dtype: value.dtype(),
             shape: value.shape().to_vec(),
             value: RwLock::new(Arc::new(value)),
+            version: AtomicU64::new(0),
         }))
+    }
+
+    /// The number of stores so far: equal versions mean an unchanged value.
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
     }
 
     pub fn handle(&self) -> TensorId {
@@ -124,6 +137,7 @@ impl Variable {
             Ok(mut v) => *v = new,
             Err(poisoned) => *poisoned.into_inner() = new,
         }
+        self.0.version.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 }

@@ -7,14 +7,14 @@
 //! ones), everything else exactly. The fixture is written by
 //! tests/fixtures/tf/make_gradient_reference.py.
 
-use crate::common::cells::{every_cell_matches, Fixture};
+use crate::common::cells::{self, every_cell_matches, Fixture};
 
 #[test]
 fn every_cell_matches_tensorflow() {
     every_cell_matches(&Fixture {
-        file: "gradient_reference.json",
+        file: "tests/fixtures/tf/gradient_reference.json",
         tol: 1e-5,
         warnings: "WARNING:tensorflow:",
-        printed: str::to_string,
+        printed: cells::stdout,
     });
 }

@@ -18,10 +18,10 @@ use mirror_kernel::session::Session;
 #[test]
 fn every_cell_matches_tensorflow() {
     every_cell_matches(&Fixture {
-        file: "keras_objects_reference.json",
+        file: "tests/fixtures/tf/keras_objects_reference.json",
         tol: 1e-5,
         warnings: "UserWarning:",
-        printed,
+        printed: |shown| printed(&shown.stdout),
     });
 }
 

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::dtypes::DType as TfDType;
+use super::keras::variable::KerasVariable;
 use super::tensor::Tensor;
 use super::variable::{MirroredVariable, Variable};
 use super::TfError;
@@ -86,9 +87,9 @@ pub fn held_array(v: &Value) -> Option<Arc<NdArray>> {
     numpy_array(v).map(|a| Arc::new((*a).clone()))
 }
 
-/// The op-library variable behind a `tf.Variable` (or an optimizer's or a metric's Keras
-/// variable), or behind a `MirroredVariable` its first copy (what a cell outside
-/// `strategy.run` reads).
+/// The op-library variable behind a `tf.Variable` (or a Keras variable: an optimizer's,
+/// a metric's or a layer's), or behind a `MirroredVariable` its first copy (what a cell
+/// outside `strategy.run` reads).
 pub fn variable_of(v: &Value) -> Option<ops::Variable> {
     if let Some(var) = v.downcast::<Variable>() {
         return Some(var.var.clone());
@@ -96,9 +97,30 @@ pub fn variable_of(v: &Value) -> Option<ops::Variable> {
     if let Some(var) = super::keras::state_variable::state_variable_of(v) {
         return Some(var);
     }
+    if let Some(k) = v.downcast::<KerasVariable>() {
+        return variable_of(&k.value);
+    }
     v.downcast::<MirroredVariable>()
         .and_then(|m| m.primary())
         .map(|p| p.var.clone())
+}
+
+/// [`variable_of`] as the running code sees it: inside a replica's function, a mirrored
+/// variable is that replica's copy.
+pub fn variable_in(v: &Value, ctx: &mut dyn Ctx) -> Option<ops::Variable> {
+    if let Some(k) = v.downcast::<KerasVariable>() {
+        return variable_in(&k.value, ctx);
+    }
+    if let Some(m) = v.downcast::<MirroredVariable>() {
+        let r = super::distribute::running_replica(ctx).unwrap_or(0);
+        return m
+            .parts
+            .get(r)
+            .or(m.parts.first())
+            .and_then(|p| p.downcast::<Variable>())
+            .map(|p| p.var.clone());
+    }
+    variable_of(v)
 }
 
 /// A value as an op-library tensor, as `tf.convert_to_tensor` makes it: a tensor is itself
@@ -109,7 +131,7 @@ pub fn tensor_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<ops::Tensor> {
     if let Some(t) = v.downcast::<Tensor>() {
         return Ok(t.tensor.clone());
     }
-    if let Some(var) = variable_of(v) {
+    if let Some(var) = variable_in(v, ctx) {
         return Ok(super::eager::context(ctx).read(&var));
     }
     to_array(v, None, false, ctx).map(ops::Tensor::new)

@@ -193,6 +193,31 @@ fn restore_replica(ctx: &mut dyn Ctx, saved: Option<(Value, usize)>) {
     ctx.state().get::<TfState>().dist.replica = saved;
 }
 
+/// Runs `f` as replica `r` of `strategy` (mirrored variables read that replica's copy, and
+/// `tf.distribute.get_replica_context()` names it), restoring the context after.
+pub fn as_replica<R>(
+    ctx: &mut dyn Ctx,
+    strategy: &Value,
+    r: usize,
+    f: impl FnOnce(&mut dyn Ctx) -> R,
+) -> R {
+    let saved = enter_replica(ctx, strategy, r);
+    let out = f(ctx);
+    restore_replica(ctx, saved);
+    out
+}
+
+/// The replica whose function `strategy.run` (or a subclassed model's step) is running,
+/// if any: a mirrored variable read there reads that replica's copy.
+pub fn running_replica(ctx: &mut dyn Ctx) -> Option<usize> {
+    ctx.state()
+        .get::<TfState>()
+        .dist
+        .replica
+        .as_ref()
+        .map(|(_, r)| *r)
+}
+
 /// The strategy whose scope is active (innermost), if any.
 pub fn active_strategy(ctx: &mut dyn Ctx) -> Option<Value> {
     let st = &ctx.state().get::<TfState>().dist;

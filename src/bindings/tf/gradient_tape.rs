@@ -8,7 +8,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 
-use super::convert::{tensor_of, variable_of};
+use super::convert::{tensor_of, variable_in};
 use super::eager::{context, op_err, run, wrap};
 use super::tensor::Tensor;
 use super::variable::Variable;
@@ -223,12 +223,13 @@ fn not_a_tensor(v: &Value, ctx: &mut dyn Ctx) -> PyErr {
     ))
 }
 
-/// A gradient source: the tensor itself, or the variable (its reads carry the gradient).
-fn source_of(v: &Value) -> PyResult<Source> {
+/// A gradient source: the tensor itself, or the variable (its reads carry the gradient;
+/// inside a replica's function, a mirrored variable is that replica's copy).
+fn source_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Source> {
     if let Some(t) = v.downcast::<Tensor>() {
         return Ok(Source::Tensor(t.tensor.clone()));
     }
-    match variable_of(v) {
+    match variable_in(v, ctx) {
         Some(var) => Ok(Source::Variable(var)),
         None => Err(PyErr::attribute_error(format!(
             "'{}' object has no attribute '_id'",
@@ -253,7 +254,7 @@ impl GradientTape {
         for v in Nest::of(s[0].as_ref().unwrap_or(&Value::None)).flat() {
             let (ok, dtype) = if let Some(t) = v.downcast::<Tensor>() {
                 (lock(&self.tape).watch(&t.tensor), t.tensor.dtype())
-            } else if let Some(var) = variable_of(&v) {
+            } else if let Some(var) = variable_in(&v, ctx) {
                 (lock(&self.tape).watch_variable(&var), var.dtype())
             } else {
                 return Err(not_a_tensor(&v, ctx));
@@ -317,7 +318,7 @@ impl GradientTape {
         let flat: Vec<Source> = sources
             .flat()
             .iter()
-            .map(source_of)
+            .map(|v| source_of(v, ctx))
             .collect::<PyResult<_>>()?;
         let output_gradients = match given(&s[2]) {
             None => None,
@@ -371,7 +372,7 @@ impl GradientTape {
         let flat: Vec<Source> = sources
             .flat()
             .iter()
-            .map(source_of)
+            .map(|v| source_of(v, ctx))
             .collect::<PyResult<_>>()?;
         let unconnected = UnconnectedGradients::from_arg(given(&s[2]))?;
         let tape = self.tape.clone();

@@ -14,7 +14,8 @@
 //! `tf.math`, `shape_ops.rs` for creation, shape and selection, `nn.rs` for `tf.nn`,
 //! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); `function/`
 //! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
-//! `tf.cond`, `tf.while_loop`); devices
+//! `tf.cond`, `tf.while_loop`); `module.rs` (`tf.Module`,
+//! `tf.name_scope`); devices
 //! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
 //! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
 //! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
@@ -31,6 +32,7 @@ pub mod function;
 pub mod gradient_tape;
 pub mod keras;
 pub mod mistakes;
+pub mod module;
 pub mod nn;
 pub mod ops;
 pub mod random;
@@ -122,7 +124,12 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
     .with("random", random::module())
-    .with("TensorShape", shape::class());
+    .with("TensorShape", shape::class())
+    .with("Module", module::class())
+    .with(
+        "name_scope",
+        func("name_scope", "name_scope(name)", module::name_scope),
+    );
     for (name, v) in dtypes::all() {
         m.set(name, v);
     }

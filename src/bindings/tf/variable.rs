@@ -218,8 +218,13 @@ impl MirroredVariable {
         self.parts.iter().filter_map(|p| p.downcast::<Variable>())
     }
 
+    /// A read of the copy the running code sees: the running replica's inside a replica's
+    /// function, else the first.
     fn read(&self, ctx: &mut dyn Ctx) -> Option<ops::Tensor> {
-        self.primary().map(|p| p.read(ctx))
+        let r = super::distribute::running_replica(ctx).unwrap_or(0);
+        let part = self.parts.get(r).or(self.parts.first());
+        part.and_then(|p| p.downcast::<Variable>())
+            .map(|p| p.read(ctx))
     }
 }
 
@@ -347,6 +352,7 @@ pub fn variable_ctor(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         Some(v) => v.as_str()?.to_string(),
         None => "Variable".to_string(),
     };
+    let name = format!("{}{name}", super::module::scope_prefix(ctx));
     super::config::initialize(ctx);
     let v = make_variable(ctx, a, &name, trainable);
     if let Some(var) = super::convert::variable_of(&v) {

@@ -1,7 +1,7 @@
 //! Shared driver for the tf_* integration tests: runs cells through a real session and
 //! returns what a notebook would show (stdout/stderr text, the cell's result, any error),
-//! and checks every cell of a TensorFlow fixture (tests/fixtures/tf/*.json, written by a
-//! generator beside it) against what TensorFlow printed.
+//! and checks every cell of a reference fixture (tests/fixtures/{tf,keras}/*.json, written
+//! by a generator beside it) against what TensorFlow printed.
 
 use std::sync::Arc;
 
@@ -115,27 +115,57 @@ pub fn difference(want: &str, got: &str, tol: f64) -> Option<String> {
     None
 }
 
+/// A cell's stdout, as a script would print it.
+pub fn stdout(shown: &Shown) -> String {
+    shown.stdout.clone()
+}
+
+/// What a script would have printed to stdout for a cell's outputs: its stdout text and the
+/// plain text of what it displayed (Keras prints `summary()` where the kernel displays a
+/// table), in order. TensorFlow's `INFO:` log lines, which the kernel shows in the cell and
+/// TensorFlow logs to stderr, are left out.
+pub fn stdout_and_displays(shown: &Shown) -> String {
+    let mut out = String::new();
+    for o in &shown.outputs {
+        match o {
+            Output::Stream {
+                name: StreamName::Stdout,
+                text,
+            } => out.push_str(text),
+            Output::DisplayData { data, .. } => {
+                if let Some(t) = data.get("text/plain").and_then(|v| v.as_str()) {
+                    out.push_str(t);
+                    if !t.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.lines()
+        .filter(|l| !l.starts_with("INFO:tensorflow:"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// How a fixture's cells are compared with what TensorFlow printed.
 pub struct Fixture {
-    /// The file under tests/fixtures/tf.
+    /// The fixture, relative to the crate (`tests/fixtures/tf/….json`).
     pub file: &'static str,
     /// The tolerance of numbers, unless a cell gives its own `tol`.
     pub tol: f64,
     /// The stderr lines compared (TF's warnings), by their start.
     pub warnings: &'static str,
-    /// The cell's stdout as the generator wrote TensorFlow's (masks, dropped lines).
-    pub printed: fn(&str) -> String,
+    /// What the cell printed, as the generator wrote TensorFlow's (masks, dropped lines).
+    pub printed: fn(&Shown) -> String,
 }
 
 /// Runs every cell of the fixture, each in a fresh session as each ran in a fresh Python,
 /// and fails with every difference: an exception, stdout beyond the tolerance, other
 /// warnings.
 pub fn every_cell_matches(f: &Fixture) {
-    let path = format!(
-        "{}/tests/fixtures/tf/{}",
-        env!("CARGO_MANIFEST_DIR"),
-        f.file
-    );
+    let path = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), f.file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let reference: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let cases = reference["cases"].as_array().cloned().unwrap_or_default();
@@ -155,7 +185,7 @@ pub fn every_cell_matches(f: &Fixture) {
             continue;
         }
         let want = case["stdout"].as_str().unwrap_or("");
-        if let Some(d) = difference(want, &(f.printed)(&shown.stdout), tol) {
+        if let Some(d) = difference(want, &(f.printed)(&shown), tol) {
             failures.push(format!("{name}: stdout differs: {d}"));
         }
         let want_err = case["stderr"].as_str().unwrap_or("");

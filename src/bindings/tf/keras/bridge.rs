@@ -1,13 +1,17 @@
 //! The seam between the engine's epoch loop and the notebook during `model.fit`: [`Bridge`]
 //! implements the engine's `Callback`, calls the user's Python callbacks with Keras-style
-//! `logs`, keeps the learning rate the same on both sides, and draws Keras's progress as one
-//! display per epoch updated in place (text and HTML from the display part). It owns no
-//! training logic; fit.rs builds it and reads what it recorded.
+//! `logs`, keeps the learning rate the same on both sides, keeps the layers' variables and
+//! the running trainer's weights the same around every hook that may read or write them,
+//! and draws Keras's progress as one display per epoch updated in place (text and HTML from
+//! the display part). It owns no training logic; fit.rs builds it and reads what it
+//! recorded. It shares the interpreter with a trainer whose steps run Python
+//! (`subclass.rs`): the loop calls one, then the other.
 
 use std::time::Instant;
 
 use super::callbacks::{logs_dict, CallbackList};
 use super::model::ModelObj;
+use super::subclass::SharedCtx;
 use crate::cell::{Output, StreamName};
 use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
@@ -57,9 +61,12 @@ impl Display {
 
 /// The engine's callback seam, calling the user's Python callbacks and drawing progress.
 pub struct Bridge<'a> {
-    pub ctx: &'a mut dyn Ctx,
+    pub ctx: SharedCtx<'a>,
     pub list: CallbackList,
+    /// The model as Python sees it (a subclass's instance).
     pub model: Value,
+    /// The model's state (`ModelObj`).
+    pub state: Value,
     pub err: Option<PyErr>,
     pub verbose: u8,
     pub epochs: usize,
@@ -69,7 +76,11 @@ pub struct Bridge<'a> {
 
 impl Bridge<'_> {
     fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
-        match self.list.call(self.ctx, hook, pos, logs) {
+        let r = {
+            let mut g = self.ctx.borrow_mut();
+            self.list.call(&mut **g, hook, pos, logs)
+        };
+        match r {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.err = Some(e);
@@ -77,8 +88,11 @@ impl Bridge<'_> {
             }
         }
     }
-    /// A hook that may read or write the model's weights: they go through the running
-    /// trainer `t` (see `live.rs`).
+    fn emit(&self, out: Output) {
+        self.ctx.borrow_mut().emit(out);
+    }
+    /// A hook that may read or write the model's weights: the trainer's weights go into the
+    /// layers' variables before it, and variables it changed go back into the trainer.
     fn py_live(
         &mut self,
         hook: &str,
@@ -86,30 +100,44 @@ impl Bridge<'_> {
         logs: &Value,
         t: &mut dyn Trainer,
     ) -> KResult<()> {
-        let model = self.model.clone();
-        let Some(m) = model.downcast::<ModelObj>() else {
+        let state = self.state.clone();
+        let Some(m) = state.downcast::<ModelObj>() else {
             return self.py(hook, pos, logs);
         };
-        m.live.enter(t)?;
+        let py = |e: PyErr| KerasError::Value(e.to_string());
+        m.engine_vars.borrow_mut().pull_from(t).map_err(py)?;
         let r = self.py(hook, pos, logs);
-        m.live.leave(t)?;
+        m.engine_vars.borrow_mut().push(t).map_err(py)?;
         r
     }
     fn stop(&self) -> bool {
-        self.model
-            .downcast::<ModelObj>()
-            .is_some_and(|m| m.stop_training.get())
+        let mut g = self.ctx.borrow_mut();
+        g.getattr(&self.model, "stop_training")
+            .ok()
+            .and_then(|v| v.as_bool_strict().ok())
+            .unwrap_or(false)
     }
     /// Keeps the compiled learning rate and the engine's equal, in whichever direction
     /// Python changed it (LearningRateScheduler writes `model.optimizer.learning_rate`).
     fn sync_lr(&self, t: &mut dyn Trainer, from_python: bool) {
-        if let Some(m) = self.model.downcast::<ModelObj>() {
+        let Some(m) = self.state.downcast::<ModelObj>() else {
+            return;
+        };
+        // The trainer may keep its rate in the compiled settings (an op trainer), so the two
+        // are never borrowed together.
+        if from_python {
+            let lr = m
+                .compiled
+                .borrow()
+                .as_ref()
+                .map(|c| c.optimizer.learning_rate);
+            if let Some(lr) = lr {
+                t.set_learning_rate(lr);
+            }
+        } else {
+            let lr = t.learning_rate();
             if let Some(c) = m.compiled.borrow_mut().as_mut() {
-                if from_python {
-                    t.set_learning_rate(c.optimizer.learning_rate);
-                } else {
-                    c.optimizer.learning_rate = t.learning_rate();
-                }
+                c.optimizer.learning_rate = lr;
             }
         }
     }
@@ -129,7 +157,7 @@ impl Callback for Bridge<'_> {
     fn on_epoch_begin(&mut self, epoch: usize, t: &mut dyn Trainer) -> KResult<()> {
         if self.verbose > 0 {
             if let Some(h) = epoch_header(epoch, self.epochs) {
-                self.ctx.emit(Output::Stream {
+                self.emit(Output::Stream {
                     name: StreamName::Stdout,
                     text: format!("{h}\n"),
                 });
@@ -154,10 +182,11 @@ impl Callback for Bridge<'_> {
         let shown = keras_order(&logs_vec(logs));
         if let Some((bar, disp, start)) = self.bar.as_mut() {
             if let Some(r) = bar.update(batch + 1, &shown, start.elapsed()) {
-                disp.show(self.ctx, &r, self.verbose);
+                disp.show(&mut **self.ctx.borrow_mut(), &r, self.verbose);
             }
         }
         self.ctx
+            .borrow_mut()
             .check_interrupt()
             .map_err(|_| KerasError::Interrupted)?;
         self.py(
@@ -176,7 +205,7 @@ impl Callback for Bridge<'_> {
         let shown = keras_order(&logs_vec(logs));
         if let Some((mut bar, mut disp, start)) = self.bar.take() {
             if let Some(r) = bar.finish(self.steps, &shown, start.elapsed()) {
-                disp.show(self.ctx, &r, self.verbose);
+                disp.show(&mut **self.ctx.borrow_mut(), &r, self.verbose);
             }
         }
         self.sync_lr(t, false);

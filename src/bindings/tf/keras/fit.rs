@@ -1,14 +1,18 @@
 //! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments as flat f32 rows, the
-//! engine's epoch loop run over the model's trainer (one replica, or the mirrored trainer
-//! of a strategy), the user's callbacks and Keras's progress through the [`Bridge`] of
-//! bridge.rs. KeyboardInterrupt stops between steps and leaves the model usable; a NaN or
-//! infinite loss stops after that batch with a warning (see nan.rs).
+//! engine's epoch loop run over the model's trainer (the compiled engine: one replica, or
+//! the mirrored trainer of a strategy; or, for a model the engine does not run, the op
+//! library's trainer of subclass.rs), the user's callbacks and Keras's progress through the
+//! [`Bridge`] of bridge.rs. The layers' variables and the engine's weights are kept the
+//! same: the engine takes any variable changed before a run, and the variables take the
+//! engine's weights after `fit`. KeyboardInterrupt stops between steps and leaves the model
+//! usable; a NaN or infinite loss stops after that batch with a warning (see nan.rs).
 //!
 //! Inputs reach the engine without copies where possible: a float32 array is read in place
 //! (the engine gathers each batch straight from it), and any other array is converted once
 //! and kept, by the array's identity, for the next `fit`, `evaluate` or `predict` on it while
 //! the array is unchanged (arrays are copied on write, so a changed array is a new one).
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -17,15 +21,17 @@ use std::time::{Duration, Instant};
 use super::super::convert::{held_array, numpy_array, numpy_value, to_array};
 use super::super::data::iter::{dataset_arg, is_dataset, validation_pair};
 use super::super::distribute::check_fit_scope;
-use super::super::{bound, given};
+use super::super::given;
 use super::bridge::{Bridge, Display};
-use super::callbacks::{new_history, CallbackList};
+use super::callbacks::{new_history, set_attr, CallbackList};
+use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
+use super::subclass::{OpModel, OpTrainer, SharedCtx};
 use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
-use crate::keras::Callback;
-use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+use crate::keras::{Callback, Trainer};
+use crate::lang::{Args, Ctx, NativeFn, PyErr, PyResult, Value};
 use crate::tensor::{DType, NdArray};
 
 /// Keras's `verbose` argument: `'auto'` is 1 in a notebook.
@@ -160,23 +166,70 @@ fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     })
 }
 
-fn first_variable(m: &ModelObj) -> String {
-    let cfg = m.config.borrow();
-    match cfg
-        .as_ref()
-        .and_then(|c| c.plan().ok())
-        .and_then(|p| p.vars.first().cloned())
-    {
-        Some(v) => format!(
-            "<KerasVariable shape={}, dtype=float32, path={}>",
-            crate::tensor::shape_str(&v.shape),
-            v.path
-        ),
+/// The model's first variable as Keras prints it, for the scope mistakes' messages.
+fn first_variable(this: &Value, ctx: &mut dyn Ctx) -> String {
+    let first = LayerHandle::of(this, ctx)
+        .and_then(|h| layer_weights(&h, ctx, None).ok())
+        .and_then(|w| w.into_iter().next());
+    match first {
+        Some(v) => ctx.repr(&v).unwrap_or_default(),
         None => "<no variables>".into(),
     }
 }
 
-fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+/// The trainer a run uses: the compiled engine, or the op library's for other models.
+enum Runner<'a, 'e> {
+    Engine(&'e mut Engine),
+    Op(Box<OpTrainer<'a>>),
+}
+
+impl Runner<'_, '_> {
+    fn trainer(&mut self) -> &mut dyn Trainer {
+        match self {
+            Runner::Engine(e) => e.trainer(),
+            Runner::Op(t) => t.as_mut(),
+        }
+    }
+    /// The Python error a step of the op trainer raised, if any.
+    fn take_err(&mut self) -> Option<PyErr> {
+        match self {
+            Runner::Op(t) => t.err.take(),
+            Runner::Engine(_) => None,
+        }
+    }
+}
+
+/// Runs `f` with the model's trainer: the engine (after it takes any variable changed
+/// since, and giving its weights back to the variables afterwards when `trains`), or the op
+/// library's trainer for inputs of `input` (without the batch axis).
+fn with_runner<'a, R>(
+    m: &ModelObj,
+    model: OpModel,
+    input: &[usize],
+    ctx: SharedCtx<'a>,
+    trains: bool,
+    f: impl FnOnce(&mut Runner<'a, '_>) -> PyResult<R>,
+) -> PyResult<R> {
+    if m.has_engine() {
+        let r = m.with_engine(|e| {
+            let mut runner = Runner::Engine(e);
+            f(&mut runner)
+        });
+        if trains {
+            m.pull_engine()?;
+        }
+        return r;
+    }
+    let t = OpTrainer::new(ctx, model, input)?;
+    let mut runner = Runner::Op(Box::new(t));
+    let r = f(&mut runner);
+    match runner.take_err() {
+        Some(e) => Err(e),
+        None => r,
+    }
+}
+
+fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind(
         "fit",
         &[
@@ -211,7 +264,11 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     m.ensure_built(this, &xr.shape, ctx)?;
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
-    check_fit_scope(ctx, created.as_ref(), compiled.as_ref(), &first_variable(m))?;
+    let first = first_variable(this, ctx);
+    check_fit_scope(ctx, created.as_ref(), compiled.as_ref(), &first)?;
+    if m.compiled.borrow().is_none() {
+        return Err(kerr(crate::keras::KerasError::NotCompiled("training")));
+    }
     let batch = match &ds {
         Some(d) => d.batch,
         None => given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
@@ -259,50 +316,64 @@ fn fit(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<V
     ]);
     list.set_model(ctx, this, &params)?;
     m.stop_training.set(false);
+    set_attr(ctx, this, "stop_training", Value::Bool(false))?;
     let flag = ctx.interrupt_flag();
-    let mut bridge = Bridge {
-        ctx,
-        list,
-        model: this.clone(),
-        err: None,
-        verbose,
-        epochs: opts.epochs,
-        steps: 0,
-        bar: None,
-    };
-    let result = m.with_engine(|e| {
-        if let Engine::Mirrored(t) = e {
-            t.begin_fit(batch);
-        }
-        let data = crate::keras::Data {
-            x: xr.values(),
-            y: yr.values(),
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
+    let model = OpModel::new(this, mv, ctx)?;
+    let (result, bridge_err) = {
+        let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
+        let mut bridge = Bridge {
+            ctx: shared.clone(),
+            list,
+            model: this.clone(),
+            state: mv.clone(),
+            err: None,
+            verbose,
+            epochs: opts.epochs,
+            steps: 0,
+            bar: None,
         };
-        let validation = val.as_ref().map(|(vx, vy)| crate::keras::Data {
-            x: vx.values(),
-            y: vy.values(),
+        let result = with_runner(m, model, &input, shared, true, |r| {
+            if let Runner::Engine(Engine::Mirrored(t)) = r {
+                t.begin_fit(batch);
+            }
+            let data = crate::keras::Data {
+                x: xr.values(),
+                y: yr.values(),
+            };
+            let validation = val.as_ref().map(|(vx, vy)| crate::keras::Data {
+                x: vx.values(),
+                y: vy.values(),
+            });
+            let mut cbs: [&mut dyn Callback; 1] = [&mut bridge];
+            Ok(crate::keras::fit(
+                r.trainer(),
+                data,
+                validation,
+                &opts,
+                &mut cbs,
+                Some(&flag),
+            ))
         });
-        let mut cbs: [&mut dyn Callback; 1] = [&mut bridge];
-        Ok(crate::keras::fit(
-            e.trainer(),
-            data,
-            validation,
-            &opts,
-            &mut cbs,
-            Some(&flag),
-        ))
-    })?;
+        (result, bridge.err.take())
+    };
     // The interrupt flag is the session's to clear; this only reports it.
-    if let Some(e) = bridge.err.take() {
+    if let Some(e) = bridge_err {
         return Err(e);
     }
-    if let Some((epoch, batch)) = result.map_err(kerr)?.invalid_loss {
+    if let Some((epoch, batch)) = result?.map_err(kerr)?.invalid_loss {
         super::nan::warn_stopped(ctx, epoch, opts.epochs, batch);
     }
     Ok(history)
 }
 
-fn predict(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+fn predict(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
     let s = args.bind(
         "predict",
         &["x", "batch_size", "verbose", "steps", "callbacks"],
@@ -317,21 +388,42 @@ fn predict(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResu
     };
     let verbose = verbose_arg(given(&s[2]))?;
     let start = Instant::now();
-    let xr = rows(&x, ctx)?;
+    let out = forward(m, this, mv, &x, batch, ctx)?;
+    let steps = out
+        .shape()
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .div_ceil(batch)
+        .max(1);
+    final_frame(ctx, steps, &[], verbose, start.elapsed(), "predict");
+    Ok(numpy_value(out))
+}
+
+/// Runs the model forward on every row of `x`, `batch` rows at a time.
+pub fn forward(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    x: &Value,
+    batch: usize,
+    ctx: &mut dyn Ctx,
+) -> PyResult<NdArray> {
+    let xr = rows(x, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
     let n = xr.shape.first().copied().unwrap_or(0);
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
     let flag = ctx.interrupt_flag();
-    let (out, shape) = m.with_engine(|e| {
-        let t = e.trainer();
+    let model = OpModel::new(this, mv, ctx)?;
+    let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
+    let (out, shape) = with_runner(m, model, &input, shared, false, |r| {
+        let t = r.trainer();
         let out = crate::keras::predict(t, xr.values(), batch, Some(&flag)).map_err(kerr)?;
         Ok((out, t.plan().output_shape().to_vec()))
     })?;
     let mut dims = vec![n];
     dims.extend(shape);
-    let out = NdArray::from_f32(&dims, out).map_err(super::super::convert::tensor_err)?;
-    let steps = n.div_ceil(batch).max(1);
-    final_frame(ctx, steps, &[], verbose, start.elapsed(), "predict");
-    Ok(numpy_value(out))
+    NdArray::from_f32(&dims, out).map_err(super::super::convert::tensor_err)
 }
 
 fn final_frame(
@@ -348,7 +440,13 @@ fn final_frame(
     }
 }
 
-fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+fn evaluate(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
     let s = args.bind(
         "evaluate",
         &[
@@ -372,6 +470,9 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
     let xr = rows(&x, ctx)?;
     let yr = rows(&y, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
+    if m.compiled.borrow().is_none() {
+        return Err(kerr(crate::keras::KerasError::NotCompiled("evaluate")));
+    }
     let batch = match &ds {
         Some(d) => d.batch,
         None => given(&s[2]).map_or(Ok(32), |v| v.as_int())?.max(1) as usize,
@@ -379,18 +480,23 @@ fn evaluate(m: &ModelObj, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyRes
     let verbose = verbose_arg(given(&s[3]))?;
     let flag = ctx.interrupt_flag();
     let start = Instant::now();
-    let logs = m.with_engine(|e| {
-        crate::keras::evaluate(
-            e.trainer(),
-            crate::keras::Data {
-                x: xr.values(),
-                y: yr.values(),
-            },
-            batch,
-            Some(&flag),
-        )
-        .map_err(kerr)
-    })?;
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
+    let model = OpModel::new(this, mv, ctx)?;
+    let logs = {
+        let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
+        with_runner(m, model, &input, shared, false, |r| {
+            crate::keras::evaluate(
+                r.trainer(),
+                crate::keras::Data {
+                    x: xr.values(),
+                    y: yr.values(),
+                },
+                batch,
+                Some(&flag),
+            )
+            .map_err(kerr)
+        })?
+    };
     let steps = xr
         .shape
         .first()
@@ -424,8 +530,20 @@ fn path_arg(args: &Args, name: &str) -> PyResult<String> {
     Ok(s[0].as_ref().unwrap_or(&Value::None).as_str()?.to_string())
 }
 
+/// Saving needs the engine's description of the model.
+fn not_savable(m: &ModelObj) -> PyErr {
+    PyErr::not_implemented(format!(
+        "saving model '{}' is not supported here: only models of built-in layers \
+         (Sequential or functional) can be saved",
+        m.name()
+    ))
+}
+
 fn save(m: &ModelObj, args: &Args, weights_only: bool) -> PyResult<Value> {
     let path = path_arg(args, if weights_only { "save_weights" } else { "save" })?;
+    if !m.has_engine() {
+        return Err(not_savable(m));
+    }
     m.with_engine(|e| {
         let t = e.trainer_ref();
         if weights_only {
@@ -452,11 +570,12 @@ fn load_weights(m: &ModelObj, args: &Args) -> PyResult<Value> {
         .ok_or_else(|| PyErr::value_error("Build the model before loading weights into it."))?;
     let ws = crate::keras::load_weights(Path::new(&path), &cfg).map_err(kerr)?;
     m.with_engine(|e| e.trainer().set_weights(&ws).map_err(kerr))?;
+    m.pull_engine()?;
     Ok(Value::None)
 }
 
-fn summary(m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let summary = super::summary::summary_of(m)?;
+fn summary(this: &Value, m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let summary = super::summary::summary_of(this, m, ctx)?;
     ctx.emit(Output::DisplayData {
         data: summary.bundle(),
         metadata: Default::default(),
@@ -465,19 +584,36 @@ fn summary(m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(Value::None)
 }
 
-/// The model methods implemented here, bound to `this`.
-pub fn model_method(this: &Value, name: &str) -> PyResult<Option<Value>> {
-    Ok(Some(match name {
-        "fit" => bound::<ModelObj>(this, name, |m, this, a, c| fit(m, this, a, c)),
-        "predict" => bound::<ModelObj>(this, name, |m, this, a, c| predict(m, this, a, c)),
-        "evaluate" => bound::<ModelObj>(this, name, |m, this, a, c| evaluate(m, this, a, c)),
-        "summary" => bound::<ModelObj>(this, name, |m, _, _, c| summary(m, c)),
-        "save" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, false)),
-        "save_weights" => bound::<ModelObj>(this, name, |m, _, a, _| save(m, a, true)),
-        "load_weights" => bound::<ModelObj>(this, name, |m, _, a, _| load_weights(m, a)),
-        "loss" => this
-            .downcast::<ModelObj>()
-            .map_or(Value::None, |m| m.loss_arg.borrow().clone()),
+/// The model methods implemented here, for the model `this` (as Python sees it) whose
+/// state is `mv`.
+pub fn model_method(this: &Value, mv: &Value, name: &str) -> PyResult<Option<Value>> {
+    type Method = fn(&ModelObj, &Value, &Value, &Args, &mut dyn Ctx) -> PyResult<Value>;
+    let f: Method = match name {
+        "fit" => fit,
+        "predict" => predict,
+        "evaluate" => evaluate,
+        "summary" => |m, this, _, _, c| summary(this, m, c),
+        "save" => |m, _, _, a, _| save(m, a, false),
+        "save_weights" => |m, _, _, a, _| save(m, a, true),
+        "load_weights" => |m, _, _, a, _| load_weights(m, a),
+        "loss" => {
+            return Ok(Some(
+                mv.downcast::<ModelObj>()
+                    .map_or(Value::None, |m| m.loss_arg.borrow().clone()),
+            ))
+        }
         _ => return Ok(None),
-    }))
+    };
+    let (this, mv) = (this.clone(), mv.clone());
+    let label = name.to_string();
+    Ok(Some(NativeFn::value(
+        name,
+        "",
+        move |a, c| match mv.downcast::<ModelObj>() {
+            Some(m) => f(m, &this, &mv, a, c),
+            None => Err(PyErr::type_error(format!(
+                "descriptor '{label}' requires a model"
+            ))),
+        },
+    )))
 }

@@ -7,8 +7,8 @@ pub mod callbacks;
 pub mod checkpoint;
 pub mod datasets;
 pub mod fit;
+pub mod initializers;
 pub mod layers;
-pub mod live;
 pub mod loss_functions;
 pub mod losses;
 pub mod metrics;
@@ -20,25 +20,36 @@ pub mod rate_schedules;
 pub mod saving;
 pub mod schedules;
 pub mod state_variable;
+pub mod subclass;
 pub mod summary;
+pub mod track;
 pub mod utils;
+pub mod variable;
 pub mod weights;
 
 use crate::lang::{NativeModule, Value};
 
 /// The `keras` module as `tf.keras` shows it.
 pub fn module() -> Value {
+    let layers = layers::module();
+    // `keras.Layer` is `keras.layers.Layer`: one class, whichever name a user subclasses.
+    let layer_class = layers
+        .downcast::<NativeModule>()
+        .and_then(|m| m.attrs.borrow().get("Layer").cloned())
+        .unwrap_or(Value::None);
     let m = NativeModule::new("keras", "Keras, on the mirror-kernel engine.")
         .with("__version__", Value::str("3.3.3"))
         .with("callbacks", callbacks::module())
-        .with("layers", layers::module())
+        .with("layers", layers)
+        .with("initializers", initializers::module())
+        .with("Layer", layer_class)
         .with("saving", saving::saving_module())
         .with("datasets", datasets::datasets_module())
         .with(
             "Input",
             super::func(
                 "Input",
-                "Input(shape, batch_size=None, dtype=None, name=None)",
+                "Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None, optional=False)",
                 layers::input,
             ),
         );

@@ -1,20 +1,31 @@
-//! `tf.keras.Sequential` and the functional `Model(inputs, outputs)` as one native: the
-//! layer list, building (Keras names from the session's name scope, initial weights, one
-//! engine replica or a mirrored trainer when a strategy's scope is active), `compile`,
-//! weights, `model(x)`, `predict`, `evaluate`, and the scope checks Keras makes. `fit` and
-//! the progress display are in `fit.rs`.
+//! A Keras model as one native ([`ModelObj`]): `Sequential`, the functional
+//! `Model(inputs, outputs)`, and the state behind an instance of a user's `Model` subclass.
+//! It holds its layers (which own their variables), its compile settings, and, for a chain
+//! of built-in layers, the compiled engine (one `keras::Replica`, or a `MirroredTrainer`
+//! under a strategy) that `fit`, `evaluate` and `predict` run on. The engine keeps its own
+//! device copy of the weights for speed; [`EngineVars`] keeps it and the layers' variables
+//! the same (a variable's version tells whether it changed since the engine copied it).
+//! Models the engine cannot run (a subclass, or layers of a user's own) train through the
+//! op library instead (`subclass.rs`). `fit` and the progress display are in `fit.rs`.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
-use super::super::convert::to_array;
 use super::super::distribute::{active_strategy, warn_compile_outside_scope, Strategy};
 use super::super::{bound, given, TfState};
-use super::layers::{kerr, shape_arg, LayerObj};
+use super::layers::build::build_builtin;
+use super::layers::call::{call_layer, in_call, mark_built};
+use super::layers::handle::{layer_weights, LayerHandle};
+use super::layers::layer::{common_attr, dims_text, Dims, LayerCore, LayerObj};
+use super::layers::{kerr, shape_arg};
+use super::variable::keras_variable;
 use crate::distribute::keras_model::MirroredTrainer;
-use crate::keras::{initial_weights, CompileConfig, HostArray, ModelConfig, Replica, Trainer};
+use crate::keras::{
+    initial_weights, CompileConfig, HostArray, LayerSpec, ModelConfig, Replica, Trainer,
+};
 use crate::lang::{Args, Ctx, Object, PyErr, PyResult, Value};
-use crate::tensor::{DType, NdArray};
+use crate::tensor::NdArray;
 
 /// The engine model behind a built Keras model.
 pub enum Engine {
@@ -42,14 +53,129 @@ impl Engine {
         }
         .map_err(kerr)
     }
+    /// Every replica's weights (one list outside a strategy).
+    fn replica_weights(&self) -> PyResult<Vec<Vec<HostArray>>> {
+        match self {
+            Engine::Single(r) => Ok(vec![r.get_weights().map_err(kerr)?]),
+            Engine::Mirrored(m) => m.replica_weights().map_err(kerr),
+        }
+    }
+}
+
+/// The layers' variables in the engine's order, and the version of every copy the engine
+/// last matched.
+#[derive(Default)]
+pub struct EngineVars {
+    vars: Vec<Value>,
+    seen: Vec<Vec<u64>>,
+}
+
+impl EngineVars {
+    fn new(vars: Vec<Value>) -> EngineVars {
+        let mut v = EngineVars { vars, seen: vec![] };
+        v.mark();
+        v
+    }
+
+    fn versions(&self) -> Vec<Vec<u64>> {
+        self.vars
+            .iter()
+            .map(|v| {
+                keras_variable(v)
+                    .map(|k| k.copies().iter().map(|c| c.version()).collect())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Records the variables' current versions as the engine's.
+    fn mark(&mut self) {
+        self.seen = self.versions();
+    }
+
+    /// Whether a variable changed since the engine last matched it.
+    pub fn stale(&self) -> bool {
+        self.seen != self.versions()
+    }
+
+    /// The variables' values (first copies), in the engine's order.
+    pub fn host(&self) -> PyResult<Vec<HostArray>> {
+        self.vars
+            .iter()
+            .map(|v| {
+                let k = keras_variable(v)
+                    .and_then(|k| k.primary())
+                    .ok_or_else(|| PyErr::runtime_error("a model variable has no value"))?;
+                let (shape, data) = k.snapshot().to_f32_vec();
+                Ok(HostArray::new(shape, data))
+            })
+            .collect()
+    }
+
+    /// Writes the variables into the engine when one changed.
+    pub fn push(&mut self, t: &mut dyn Trainer) -> PyResult<()> {
+        if self.vars.is_empty() || !self.stale() {
+            return Ok(());
+        }
+        t.set_weights(&self.host()?).map_err(kerr)?;
+        self.mark();
+        Ok(())
+    }
+
+    /// Writes every replica's engine weights into that replica's copy of each variable.
+    fn pull_replicas(&mut self, per_replica: &[Vec<HostArray>]) -> PyResult<()> {
+        for (i, v) in self.vars.iter().enumerate() {
+            let Some(k) = keras_variable(v) else {
+                continue;
+            };
+            let copies = k.copies();
+            for (r, copy) in copies.iter().enumerate() {
+                let Some(h) = per_replica
+                    .get(r)
+                    .or(per_replica.first())
+                    .and_then(|w| w.get(i))
+                else {
+                    continue;
+                };
+                let a = NdArray::from_f32(&h.shape, h.data.clone())
+                    .map_err(super::super::convert::tensor_err)?;
+                copy.store(a).map_err(super::super::eager::op_err)?;
+            }
+        }
+        self.mark();
+        Ok(())
+    }
+
+    /// Writes the engine's weights (the trainer's view) into the variables.
+    pub fn pull_from(&mut self, t: &dyn Trainer) -> PyResult<()> {
+        if self.vars.is_empty() {
+            return Ok(());
+        }
+        let w = t.get_weights().map_err(kerr)?;
+        self.pull_replicas(&[w])
+    }
+}
+
+/// What kind of model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    Sequential,
+    /// `Model(inputs, outputs)`.
+    Functional,
+    /// A user's subclass of `Model`: layers are what the instance tracks.
+    Subclassed,
 }
 
 pub struct ModelObj {
+    pub kind: ModelKind,
+    pub core: Rc<LayerCore>,
+    /// The layers of a `Sequential` or functional chain, in order.
     pub layers: RefCell<Vec<Value>>,
+    /// The input shape without the batch axis, once known.
     pub input_shape: RefCell<Option<Vec<usize>>>,
-    pub functional: bool,
-    pub name: Option<String>,
+    pub input_name: RefCell<Option<String>>,
     pub engine: RefCell<Option<Engine>>,
+    pub engine_vars: RefCell<EngineVars>,
     pub config: RefCell<Option<ModelConfig>>,
     pub compiled: RefCell<Option<CompileConfig>>,
     pub created_under: RefCell<Option<Value>>,
@@ -60,40 +186,66 @@ pub struct ModelObj {
     /// The strategy whose scope was active when the model was made: Keras creates the
     /// variables under it, even when the model is built later.
     pub scope_at_creation: Option<Value>,
-    /// The weights a callback sees while `fit` holds the engine.
-    pub live: super::live::Live,
+    /// The optimizer of a model trained through the op library (`subclass.rs`).
+    pub op_training: RefCell<Option<super::subclass::OpTraining>>,
 }
 
-/// Session-wide Keras state: the automatic layer names and the weight seed counter.
+/// Session-wide Keras state: automatic names, the weight seed counter, and the name scope
+/// and `training` flag of the layer calls running now.
 #[derive(Default)]
 pub struct KerasState {
     pub names: crate::keras::NameScope,
     pub seed: u64,
+    /// The names of the layers (and models) whose call or build is running, outermost
+    /// first: variables made meanwhile take them as their path's prefix.
+    pub scope: Vec<String>,
+    /// The `training` flag of each running call, innermost last.
+    pub training: Vec<bool>,
 }
 
 impl ModelObj {
     pub(crate) fn new(
+        kind: ModelKind,
+        name: String,
         layers: Vec<Value>,
         input_shape: Option<Vec<usize>>,
-        functional: bool,
-        name: Option<String>,
         scope: Option<Value>,
     ) -> ModelObj {
         ModelObj {
+            kind,
+            core: Rc::new(LayerCore::new(name)),
             scope_at_creation: scope,
             layers: RefCell::new(layers),
             input_shape: RefCell::new(input_shape),
-            functional,
-            name,
+            input_name: RefCell::new(None),
             engine: RefCell::new(None),
+            engine_vars: RefCell::new(EngineVars::default()),
             config: RefCell::new(None),
             compiled: RefCell::new(None),
             created_under: RefCell::new(None),
             compiled_under: RefCell::new(None),
             stop_training: Cell::new(false),
             loss_arg: RefCell::new(Value::None),
-            live: Default::default(),
+            op_training: RefCell::new(None),
         }
+    }
+
+    pub fn name(&self) -> String {
+        self.core.name()
+    }
+
+    /// The Keras class name: `Sequential`, `Functional`, or the subclass's.
+    pub fn class_name(&self) -> &'static str {
+        match self.kind {
+            ModelKind::Sequential => "Sequential",
+            ModelKind::Functional => "Functional",
+            ModelKind::Subclassed => "Model",
+        }
+    }
+
+    /// The layers a native model holds (a subclass's are tracked, see `handle.rs`).
+    pub fn layer_values(&self) -> Vec<Value> {
+        self.layers.borrow().clone()
     }
 
     pub(crate) fn known_input_shape(&self) -> Option<Vec<usize>> {
@@ -108,43 +260,114 @@ impl ModelObj {
     }
 
     pub fn is_built(&self) -> bool {
-        // While fit runs the engine is lent out, and so certainly built.
+        self.core.built.get()
+    }
+
+    /// Whether the compiled engine runs this model (a chain of built-in layers, each once).
+    pub fn has_engine(&self) -> bool {
+        // While fit runs the engine is lent out, and so certainly present.
         self.engine.try_borrow().map_or(true, |e| e.is_some())
     }
 
-    /// Builds the engine model for `input_shape` (without the batch axis).
+    /// Whether every layer is a built-in one the engine can run, each appearing once.
+    fn engine_runs(&self) -> bool {
+        let layers = self.layers.borrow();
+        let all_builtin = layers
+            .iter()
+            .all(|l| l.downcast::<LayerObj>().is_some_and(|o| o.kind().is_some()));
+        let distinct = layers
+            .iter()
+            .enumerate()
+            .all(|(i, l)| !layers[..i].iter().any(|o| o.is(l)));
+        self.kind != ModelKind::Subclassed && all_builtin && distinct
+    }
+
+    /// Builds the model for `input_shape` (without the batch axis).
     pub fn build(&self, this: &Value, input_shape: &[usize], ctx: &mut dyn Ctx) -> PyResult<()> {
         if self.is_built() {
             return Ok(());
         }
+        // Keras makes the variables under the scope the model was created in.
+        let enter = match (&self.scope_at_creation, active_strategy(ctx)) {
+            (Some(s), None) => Some(s.clone()),
+            _ => None,
+        };
+        if let Some(s) = &enter {
+            ctx.state().get::<TfState>().dist.stack.push(s.clone());
+        }
+        let r = self.build_in_scope(this, input_shape, ctx);
+        if enter.is_some() {
+            ctx.state().get::<TfState>().dist.stack.pop();
+        }
+        r
+    }
+
+    fn build_in_scope(
+        &self,
+        this: &Value,
+        input_shape: &[usize],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        *self.input_shape.borrow_mut() = Some(input_shape.to_vec());
+        if self.input_name.borrow().is_none() {
+            let n = super::layers::base::unique_name(ctx, "input_layer");
+            *self.input_name.borrow_mut() = Some(n);
+        }
+        let mut dims: Dims = vec![None];
+        dims.extend(input_shape.iter().map(|d| Some(*d)));
+        if !self.engine_runs() {
+            return self.build_by_calling(this, &dims, ctx);
+        }
         let layers = self.layers.borrow().clone();
-        let kinds: Vec<_> = layers
+        let specs: Vec<LayerSpec> = layers
             .iter()
             .filter_map(|l| l.downcast::<LayerObj>())
-            .filter_map(|l| l.kind.clone())
+            .filter_map(|l| {
+                l.kind().map(|k| LayerSpec {
+                    name: l.core.name(),
+                    kind: k.clone(),
+                })
+            })
             .collect();
-        let (mut cfg, seed) = {
+        let cfg = ModelConfig {
+            name: self.name(),
+            input_shape: input_shape.to_vec(),
+            input_name: self.input_name.borrow().clone().unwrap_or_default(),
+            layers: specs,
+            functional: self.kind == ModelKind::Functional,
+        };
+        let plan = cfg.plan().map_err(kerr)?;
+        let seed = {
             let st = &mut ctx.state().get::<TfState>().keras;
             st.seed += 1;
-            let cfg = ModelConfig::named(&mut st.names, self.functional, input_shape, kinds)
-                .map_err(kerr)?;
-            (cfg, st.seed)
+            st.seed
         };
-        if let Some(n) = &self.name {
-            cfg.name = n.clone();
-        }
-        let built: Vec<&LayerObj> = layers
+        let mut init = initial_weights(&plan, seed).into_iter();
+        let name = self.name();
+        in_call(ctx, &name, false, |ctx| {
+            for (i, l) in layers.iter().enumerate() {
+                let Some(obj) = l.downcast::<LayerObj>() else {
+                    continue;
+                };
+                let n = plan.vars.iter().filter(|v| v.layer == i).count();
+                let values: Vec<HostArray> = init.by_ref().take(n).collect();
+                let mut input: Dims = vec![None];
+                input.extend(plan.in_shapes[i].iter().map(|d| Some(*d)));
+                if obj.core.built.get() {
+                    check_shared(obj, &input)?;
+                } else {
+                    build_builtin(obj, l, &input, Some(values), ctx)?;
+                }
+            }
+            Ok(())
+        })?;
+        let vars: Vec<Value> = layers
             .iter()
             .filter_map(|l| l.downcast::<LayerObj>())
-            .filter(|l| l.kind.is_some())
+            .flat_map(|l| l.core.weights.borrow().clone())
             .collect();
-        for (spec, l) in cfg.layers.iter_mut().zip(&built) {
-            if let Some(n) = l.name.borrow().clone() {
-                spec.name = n;
-            }
-        }
-        let plan = cfg.plan().map_err(kerr)?;
-        let weights = initial_weights(&plan, seed);
+        let ev = EngineVars::new(vars);
+        let weights = ev.host()?;
         let strategy = self.scope_at_creation.clone();
         let engine = match strategy.as_ref().and_then(|s| s.downcast::<Strategy>()) {
             Some(s) => {
@@ -172,13 +395,66 @@ impl ModelObj {
                 Engine::Single(Box::new(r))
             }
         };
-        for (i, l) in built.iter().enumerate() {
-            *l.name.borrow_mut() = cfg.layers.get(i).map(|s| s.name.clone());
-            *l.owner.borrow_mut() = Some((this.clone(), i));
-        }
         *self.created_under.borrow_mut() = strategy;
         *self.config.borrow_mut() = Some(cfg);
         *self.engine.borrow_mut() = Some(engine);
+        *self.engine_vars.borrow_mut() = ev;
+        *self.core.build_shape.borrow_mut() = Some(dims.clone());
+        let out: Dims = std::iter::once(None)
+            .chain(plan.output_shape().iter().map(|d| Some(*d)))
+            .collect();
+        *self.core.output_shape.borrow_mut() = Some(out);
+        self.core.built.set(true);
+        let _ = this;
+        Ok(())
+    }
+
+    /// Builds a model the engine does not run by calling it once on a batch of zeros
+    /// (every layer builds at its first call, as Keras builds such models symbolically).
+    fn build_by_calling(
+        &self,
+        this: &Value,
+        dims: &[Option<usize>],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        let shape: Vec<usize> = dims.iter().map(|d| d.unwrap_or(1)).collect();
+        let zeros = NdArray::zeros(&shape, crate::tensor::DType::F32)
+            .map_err(super::super::convert::tensor_err)?;
+        let x = super::super::convert::tensor_value(zeros);
+        *self.created_under.borrow_mut() = self.scope_at_creation.clone();
+        let e = super::super::eager::context(ctx);
+        e.pause();
+        let r = call_layer(this, Args::new(vec![x]), ctx);
+        super::super::eager::context(ctx).resume();
+        r?;
+        *self.core.build_shape.borrow_mut() = Some(dims.to_vec());
+        if let Some(h) = LayerHandle::of(this, ctx) {
+            mark_built(&h, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Builds from the shape of a call's first input (`layer(x)` on an unbuilt model).
+    pub fn build_for(
+        &self,
+        this: &Value,
+        input: &[Option<usize>],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        if self.is_built() {
+            return Ok(());
+        }
+        let shape = self
+            .known_input_shape()
+            .unwrap_or_else(|| input.iter().skip(1).map(|d| d.unwrap_or(1)).collect());
+        if self.engine_runs() {
+            return self.build(this, &shape, ctx);
+        }
+        // Layers build as the call runs; remember what the model was built for.
+        *self.input_shape.borrow_mut() = Some(shape);
+        *self.core.build_shape.borrow_mut() = Some(input.to_vec());
+        *self.created_under.borrow_mut() = self.scope_at_creation.clone();
+        self.core.built.set(true);
         Ok(())
     }
 
@@ -198,46 +474,67 @@ impl ModelObj {
         self.build(this, &shape, ctx)
     }
 
+    /// `model(x)` on data: the layers in order, each through `layer(x)`.
+    pub fn call_on(
+        &self,
+        _this: &Value,
+        x: &Value,
+        training: bool,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Value> {
+        let layers = self.layer_values();
+        let mut h = x.clone();
+        for l in &layers {
+            let args = Args::new(vec![h]).with_kw("training", Value::Bool(training));
+            h = call_layer(l, args, ctx)?;
+        }
+        Ok(h)
+    }
+
+    /// Runs `f` on the engine, after writing into it any variable changed since.
     pub fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> PyResult<T>) -> PyResult<T> {
         let mut guard = self.engine.try_borrow_mut().map_err(|_| {
             PyErr::runtime_error("the model is busy training; read its weights after fit returns")
         })?;
         match guard.as_mut() {
-            Some(e) => f(e),
+            Some(e) => {
+                self.engine_vars.borrow_mut().push(e.trainer())?;
+                f(e)
+            }
             None => Err(PyErr::value_error(
                 "This model has not yet been built. Build the model first by calling `build()` or by calling the model on a batch of data.",
             )),
         }
     }
 
-    fn weights(&self) -> PyResult<Vec<HostArray>> {
-        if let Some(ws) = self.live.read() {
-            return Ok(ws);
+    /// Writes the engine's weights (every replica's) into the layers' variables: after
+    /// `fit`, and whenever the engine trained.
+    pub fn pull_engine(&self) -> PyResult<()> {
+        let guard = self.engine.try_borrow().map_err(|_| {
+            PyErr::runtime_error("the model is busy training; read its weights after fit returns")
+        })?;
+        if let Some(e) = guard.as_ref() {
+            let per = e.replica_weights()?;
+            self.engine_vars.borrow_mut().pull_replicas(&per)?;
         }
-        self.with_engine(|e| e.trainer_ref().get_weights().map_err(kerr))
+        Ok(())
     }
 
-    /// Runs the model forward on `x` (all rows), returning an array of the output shape.
-    pub fn forward(
-        &self,
-        this: &Value,
-        x: &Value,
-        batch: usize,
-        ctx: &mut dyn Ctx,
-    ) -> PyResult<NdArray> {
-        let a = to_array(x, Some(DType::F32), false, ctx)?;
-        self.ensure_built(this, a.shape(), ctx)?;
-        let (_, data) = a.to_f32_vec();
-        let n = a.shape().first().copied().unwrap_or(0);
-        let flag = ctx.interrupt_flag();
-        let (out, shape) = self.with_engine(|e| {
-            let t = e.trainer();
-            let out = crate::keras::predict(t, &data, batch, Some(&flag)).map_err(kerr)?;
-            Ok((out, t.plan().output_shape().to_vec()))
-        })?;
-        let mut dims = vec![n];
-        dims.extend(shape);
-        NdArray::from_f32(&dims, out).map_err(super::super::convert::tensor_err)
+    /// The model's variables' values, in Keras order, as the engine's host arrays.
+    pub fn host_weights(&self, this: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<HostArray>> {
+        let h = LayerHandle::of(this, ctx).ok_or_else(|| PyErr::runtime_error("not a model"))?;
+        layer_weights(&h, ctx, None)?
+            .iter()
+            .filter_map(keras_variable)
+            .map(|k| {
+                let a = k
+                    .primary()
+                    .map(|v| v.snapshot())
+                    .ok_or_else(|| PyErr::runtime_error("a model variable has no value"))?;
+                let (shape, data) = a.to_f32_vec();
+                Ok(HostArray::new(shape, data))
+            })
+            .collect()
     }
 
     fn compile(&self, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -268,152 +565,219 @@ impl ModelObj {
         let created = self.created_under.borrow().clone();
         if self.is_built() {
             warn_compile_outside_scope(ctx, created.as_ref());
+        }
+        if self.has_engine() && self.is_built() {
             self.with_engine(|e| e.compile(&cfg))?;
         }
+        *self.op_training.borrow_mut() = None;
         *self.compiled_under.borrow_mut() = active_strategy(ctx);
         *self.compiled.borrow_mut() = Some(cfg);
         *self.loss_arg.borrow_mut() = given(&s[1]).cloned().unwrap_or(Value::None);
         super::optimizers::bind_to_model(given(&s[0]), this);
         Ok(Value::None)
     }
+
+    /// The output shape (with the batch axis) once known.
+    pub fn output_dims(&self) -> Option<Dims> {
+        self.core.output_shape.borrow().clone()
+    }
+}
+
+/// A layer built before (shared with another model) must take this model's input there.
+fn check_shared(l: &LayerObj, input: &[Option<usize>]) -> PyResult<()> {
+    if let Some(spec) = l.core.input_spec.borrow().as_ref() {
+        spec.check(&l.core.name(), 0, input)?;
+    }
+    Ok(())
+}
+
+/// `model.get_layer(name=None, index=None)`.
+fn get_layer(layers: &[Value], args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("get_layer", &["name", "index"], 0)?;
+    if let Some(i) = given(&s[1]) {
+        let i = i.as_int()?;
+        return usize::try_from(i)
+            .ok()
+            .and_then(|i| layers.get(i).cloned())
+            .ok_or_else(|| {
+                PyErr::value_error(format!(
+                    "Was asked to retrieve layer at index {i} but model only has {} layers.",
+                    layers.len()
+                ))
+            });
+    }
+    let Some(name) = given(&s[0]) else {
+        return Err(PyErr::value_error(
+            "Provide either a layer name or layer index at `get_layer`.",
+        ));
+    };
+    let name = name.as_str()?;
+    let mut names = vec![];
+    for l in layers {
+        let n = LayerHandle::of(l, ctx)
+            .map(|h| h.core.name())
+            .unwrap_or_default();
+        if n == name {
+            return Ok(l.clone());
+        }
+        names.push(super::super::py_str_repr(&n));
+    }
+    Err(PyErr::value_error(format!(
+        "No such layer: {name}. Existing layers are: [{}].",
+        names.join(", ")
+    )))
+}
+
+/// The attributes every model has, for native models and a subclass's instances alike.
+pub fn model_attr(
+    m: &ModelObj,
+    mv: &Value,
+    this: &Value,
+    name: &str,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Option<Value>> {
+    let handle =
+        LayerHandle::of(this, ctx).ok_or_else(|| PyErr::runtime_error("the model has no state"))?;
+    Ok(Some(match name {
+        "layers" => Value::list(model_layers(m, &handle, ctx)?),
+        "get_layer" => {
+            let h = handle.clone();
+            let mv = mv.clone();
+            crate::lang::NativeFn::value("get_layer", "", move |a, c| {
+                let layers = match mv.downcast::<ModelObj>() {
+                    Some(m) => model_layers(m, &h, c)?,
+                    None => vec![],
+                };
+                get_layer(&layers, a, c)
+            })
+        }
+        "stop_training" => Value::Bool(m.stop_training.get()),
+        "distribute_strategy" => match m.created_under.borrow().clone() {
+            Some(s) => s,
+            None => super::super::distribute::current_or_default(ctx),
+        },
+        "optimizer" => match m.compiled.borrow().as_ref() {
+            Some(_) => Value::native(super::optimizers::BoundOptimizer { model: mv.clone() }),
+            None => Value::None,
+        },
+        "compile" => {
+            let mv = mv.clone();
+            crate::lang::NativeFn::value("compile", "", move |a, c| {
+                match mv.downcast::<ModelObj>() {
+                    Some(m) => m.compile(&mv, a, c),
+                    None => Ok(Value::None),
+                }
+            })
+        }
+        "output_shape" => match m.output_dims() {
+            Some(d) => super::layers::layer::dims_value(&d),
+            None => {
+                return Err(PyErr::attribute_error(format!(
+                    "The layer {} has never been called and thus has no defined output shape.",
+                    m.name()
+                )))
+            }
+        },
+        "predict" | "fit" | "evaluate" | "summary" | "save" | "save_weights" | "load_weights"
+        | "loss" => return super::fit::model_method(this, mv, name),
+        _ => return common_attr(&handle, this, name, ctx),
+    }))
+}
+
+/// `model.layers`: a native model's own list, or what a subclass tracks.
+pub fn model_layers(m: &ModelObj, h: &LayerHandle, ctx: &mut dyn Ctx) -> PyResult<Vec<Value>> {
+    match m.kind {
+        ModelKind::Subclassed => h.sublayers(ctx),
+        _ => Ok(m.layer_values()),
+    }
 }
 
 impl Object for ModelObj {
     fn type_name(&self) -> String {
-        if self.functional {
-            "Functional"
-        } else {
-            "Sequential"
-        }
-        .into()
+        self.class_name().into()
     }
     fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        let name = self
-            .config
-            .borrow()
-            .as_ref()
-            .map(|c| c.name.clone())
-            .unwrap_or_else(|| "sequential".into());
         Ok(format!(
-            "<{} name={name}, built={}>",
+            "<{} name={}, built={}>",
             self.type_name(),
-            self.is_built()
+            self.name(),
+            if self.is_built() { "True" } else { "False" }
         ))
     }
     fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         // A model whose input shape is known is built before anyone looks inside it.
-        if !self.is_built() && !matches!(name, "add" | "compile" | "build" | "name") {
+        if !self.is_built() && !matches!(name, "add" | "compile" | "build" | "name" | "built") {
             if let Some(shape) = self.known_input_shape() {
                 self.build(this, &shape, ctx)?;
             }
         }
-        Ok(Some(match name {
-            "layers" => Value::list(
-                self.layers
-                    .borrow()
-                    .iter()
-                    .filter(|l| l.downcast::<LayerObj>().is_some_and(|l| l.kind.is_some()))
-                    .cloned()
-                    .collect(),
-            ),
-            "name" => Value::from(
-                self.config
-                    .borrow()
-                    .as_ref()
-                    .map(|c| c.name.clone())
-                    .unwrap_or_else(|| "sequential".into()),
-            ),
-            "built" => Value::Bool(self.is_built()),
-            "stop_training" => Value::Bool(self.stop_training.get()),
-            "distribute_strategy" => match self.created_under.borrow().clone() {
-                Some(s) => s,
-                None => super::super::distribute::current_or_default(ctx),
-            },
-            "optimizer" => match self.compiled.borrow().as_ref() {
-                Some(_) => Value::native(super::optimizers::BoundOptimizer {
-                    model: this.clone(),
-                }),
-                None => Value::None,
-            },
-            "weights" | "trainable_variables" | "trainable_weights" | "variables" => {
-                super::weights::weight_list(this, self, ctx)?
+        match name {
+            "add" => {
+                return Ok(Some(bound::<ModelObj>(this, name, |m, _, a, _| {
+                    let s = a.bind("add", &["layer"], 1)?;
+                    let l = s[0].clone().unwrap_or(Value::None);
+                    if m.is_built() {
+                        return Err(PyErr::runtime_error("this kernel cannot add layers to a model that is already built; add every layer before training"));
+                    }
+                    if let Some(t) = l.downcast::<super::layers::KerasTensor>() {
+                        let shape: Vec<usize> =
+                            t.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
+                        *m.input_shape.borrow_mut() = Some(shape);
+                        return Ok(Value::None);
+                    }
+                    if let Some(x) = l.downcast::<LayerObj>().filter(|x| x.kind().is_none()) {
+                        if let Some(shape) = x.input_shape.clone() {
+                            *m.input_shape.borrow_mut() = Some(shape);
+                        }
+                        *m.input_name.borrow_mut() = Some(x.core.name());
+                        return Ok(Value::None);
+                    }
+                    m.layers.borrow_mut().push(l);
+                    Ok(Value::None)
+                })))
             }
-            "output_shape" => {
-                let cfg = self.config.borrow();
-                let plan = cfg.as_ref().and_then(|c| c.plan().ok());
-                let mut dims = vec![Value::None];
-                dims.extend(
-                    plan.map(|p| p.output_shape().to_vec())
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|d| Value::Int(d as i64)),
-                );
-                Value::tuple(dims)
+            "build" => {
+                return Ok(Some(bound::<ModelObj>(this, name, |m, this, a, c| {
+                    let s = a.bind("build", &["input_shape"], 1)?;
+                    let shape = shape_arg(&super::models::strip_batch(
+                        s[0].as_ref().unwrap_or(&Value::None),
+                    ))?;
+                    m.build(this, &shape, c)?;
+                    Ok(Value::None)
+                })))
             }
-            "add" => bound::<ModelObj>(this, name, |m, _, a, _| {
-                let s = a.bind("add", &["layer"], 1)?;
-                let l = s[0].clone().unwrap_or(Value::None);
-                if m.is_built() {
-                    return Err(PyErr::runtime_error("this kernel cannot add layers to a model that is already built; add every layer before training"));
-                }
-                if let Some(shape) = l
-                    .downcast::<LayerObj>()
-                    .filter(|x| x.kind.is_none())
-                    .and_then(|x| x.input_shape.clone())
-                {
-                    *m.input_shape.borrow_mut() = Some(shape);
-                }
-                m.layers.borrow_mut().push(l);
-                Ok(Value::None)
-            }),
-            "build" => bound::<ModelObj>(this, name, |m, this, a, c| {
-                let s = a.bind("build", &["input_shape"], 1)?;
-                let shape = shape_arg(&super::models::strip_batch(
-                    s[0].as_ref().unwrap_or(&Value::None),
-                ))?;
-                m.build(this, &shape, c)?;
-                Ok(Value::None)
-            }),
-            "compile" => bound::<ModelObj>(this, name, |m, this, a, c| m.compile(this, a, c)),
-            "get_weights" => bound::<ModelObj>(this, name, |m, _, _, _| {
-                Ok(Value::list(
-                    m.weights()?
-                        .iter()
-                        .map(super::weights::host_to_numpy)
-                        .collect::<PyResult<_>>()?,
-                ))
-            }),
-            "set_weights" => bound::<ModelObj>(this, name, |m, _, a, c| {
-                let s = a.bind("set_weights", &["weights"], 1)?;
-                let items = c.iterate(s[0].as_ref().unwrap_or(&Value::None))?;
-                let mut hs = vec![];
-                for it in &items {
-                    let arr = to_array(it, Some(DType::F32), false, c)?;
-                    let (shape, data) = arr.to_f32_vec();
-                    hs.push(HostArray::new(shape, data));
-                }
-                if m.live.write(&hs)? {
-                    return Ok(Value::None);
-                }
-                m.with_engine(|e| e.trainer().set_weights(&hs).map_err(kerr))?;
-                Ok(Value::None)
-            }),
-            "count_params" => {
-                bound::<ModelObj>(this, name, |m, _, _, _| {
-                    let cfg = m.config.borrow();
-                    let p = cfg.as_ref().ok_or_else(|| PyErr::value_error("You tried to call `count_params` on a model that has not been built."))?.plan().map_err(kerr)?;
-                    Ok(Value::Int(p.param_count() as i64))
-                })
+            "__call__" => {
+                return Ok(Some(bound::<ModelObj>(this, name, |_, this, a, c| {
+                    call_layer(this, a.clone(), c)
+                })))
             }
-            "_layer_info" => bound::<ModelObj>(this, name, |m, _, a, _| m.layer_info(a)),
-            "predict" | "fit" | "evaluate" | "summary" | "save" | "save_weights"
-            | "load_weights" | "loss" => return super::fit::model_method(this, name),
-            _ => return Ok(None),
-        }))
+            "get_weights" => {
+                return Ok(Some(bound::<ModelObj>(this, name, |m, this, _, c| {
+                    Ok(Value::list(
+                        m.host_weights(this, c)?
+                            .iter()
+                            .map(super::weights::host_to_numpy)
+                            .collect::<PyResult<_>>()?,
+                    ))
+                })))
+            }
+            "count_params" if !self.is_built() => {
+                return Ok(Some(bound::<ModelObj>(this, name, |m, _, _, _| {
+                    Err(PyErr::value_error(format!(
+                        "You tried to call `count_params` on layer '{}', but the layer isn't \
+                         built. You can build it manually via: `layer.build(input_shape)`.",
+                        m.name()
+                    )))
+                })))
+            }
+            _ => {}
+        }
+        model_attr(self, this, this, name, ctx)
     }
     fn setattr(&self, name: &str, v: Value, _ctx: &mut dyn Ctx) -> PyResult<()> {
         match name {
             "stop_training" => self.stop_training.set(v.as_bool_strict()?),
+            "trainable" => self.core.trainable.set(v.as_bool_strict()?),
             _ => {
                 return Err(PyErr::attribute_error(format!(
                     "can't set attribute '{name}' of a {} model here",
@@ -424,65 +788,22 @@ impl Object for ModelObj {
         Ok(())
     }
     fn call(&self, this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        let s = args.bind("__call__", &["inputs", "training", "mask"], 1)?;
-        let x = s[0].clone().unwrap_or(Value::None);
-        let out = self.forward(this, &x, 32, ctx)?;
-        Ok(super::super::convert::tensor_value(out))
+        call_layer(this, args, ctx)
     }
     fn class_chain(&self) -> Vec<String> {
-        vec![self.type_name(), "Model".into(), "Layer".into()]
+        vec![
+            self.type_name(),
+            "Model".into(),
+            "Layer".into(),
+            "Operation".into(),
+        ]
     }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
-impl ModelObj {
-    /// What a layer asks its model: its weights, output shape, parameter count.
-    fn layer_info(&self, a: &Args) -> PyResult<Value> {
-        let index = a.pos.first().map_or(Ok(0), |v| v.as_int())? as usize;
-        let what = a
-            .pos
-            .get(1)
-            .map(|v| v.as_str().map(str::to_string))
-            .transpose()?
-            .unwrap_or_default();
-        let cfg = self.config.borrow();
-        let plan = cfg
-            .as_ref()
-            .ok_or_else(|| PyErr::value_error("model not built"))?
-            .plan()
-            .map_err(kerr)?;
-        Ok(match what.as_str() {
-            "output_shape" | "input_shape" => {
-                let shapes = if what == "output_shape" {
-                    &plan.out_shapes
-                } else {
-                    &plan.in_shapes
-                };
-                let mut dims = vec![Value::None];
-                dims.extend(
-                    shapes
-                        .get(index)
-                        .cloned()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|d| Value::Int(d as i64)),
-                );
-                Value::tuple(dims)
-            }
-            "count_params" => Value::Int(plan.layer_params(index) as i64),
-            _ => {
-                let all = self.weights()?;
-                let mine: Vec<Value> = plan
-                    .vars
-                    .iter()
-                    .zip(&all)
-                    .filter(|(v, _)| v.layer == index)
-                    .map(|(_, w)| super::weights::host_to_numpy(w))
-                    .collect::<PyResult<_>>()?;
-                Value::list(mine)
-            }
-        })
-    }
+/// A shape for messages: `(None, 4)`.
+pub fn shape_text(d: &[Option<usize>]) -> String {
+    dims_text(d)
 }

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use super::super::distribute::{active_strategy, Strategy};
 use super::super::given;
+use super::layers::base::unique_name;
+use super::layers::handle::LayerHandle;
 use super::layers::{KerasTensor, LayerObj};
-use super::model::ModelObj;
+use super::model::{ModelKind, ModelObj};
 use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
@@ -73,6 +75,13 @@ fn finish(m: ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(v)
 }
 
+fn name_or(given_name: Option<&Value>, base: &str, ctx: &mut dyn Ctx) -> PyResult<String> {
+    match given_name {
+        Some(v) => Ok(v.as_str()?.to_string()),
+        None => Ok(unique_name(ctx, base)),
+    }
+}
+
 fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("Sequential", &["layers", "trainable", "name"], 0)?;
     let layers = match given(&s[0]) {
@@ -82,6 +91,7 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         None => vec![],
     };
     let mut shape = None;
+    let mut input_name = None;
     let mut flat = vec![];
     for l in layers {
         if let Some(m) = l.downcast::<ModelObj>() {
@@ -93,21 +103,28 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         // `keras.Input(shape=...)` may open the list, as Keras 3 recommends.
         if let Some(t) = l.downcast::<KerasTensor>() {
             if flat.is_empty() && t.layers.is_empty() {
-                shape = Some(t.shape.clone());
+                shape = Some(t.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect());
                 continue;
             }
         }
         match l.downcast::<LayerObj>() {
-            Some(x) if x.kind.is_none() => shape = x.input_shape.clone(),
+            Some(x) if x.kind().is_none() => {
+                shape = x.input_shape.clone();
+                input_name = Some(x.core.name());
+            }
             Some(_) => flat.push(l),
-            None => return Err(PyErr::type_error(format!("Only instances of `keras.Layer` can be added to a Sequential model. Received: {} (of type {})", l.type_name(), l.type_name()))),
+            None if LayerHandle::of(&l, ctx).is_some() => flat.push(l),
+            None => return Err(PyErr::type_error(format!("Only instances of `keras.Layer` can be added to a Sequential model. Received: {} (of type {})", ctx.repr(&l)?, l.type_name()))),
         }
     }
-    let name = given(&s[2])
-        .map(|v| v.as_str().map(str::to_string))
-        .transpose()?;
+    let name = name_or(given(&s[2]), "sequential", ctx)?;
     let scope = active_strategy(ctx);
-    finish(ModelObj::new(flat, shape, false, name, scope), ctx)
+    let m = ModelObj::new(ModelKind::Sequential, name, flat, shape, scope);
+    *m.input_name.borrow_mut() = input_name;
+    if let Some(t) = given(&s[1]) {
+        m.core.trainable.set(t.as_bool_strict()?);
+    }
+    finish(m, ctx)
 }
 
 fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -126,12 +143,13 @@ fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
                 "Model(inputs, outputs) expects the result of calling layers on the input",
             )
         })?;
-    let name = given(&s[2])
-        .map(|v| v.as_str().map(str::to_string))
-        .transpose()?;
-    let (layers, shape) = (out.layers.clone(), inp.shape.clone());
+    let name = name_or(given(&s[2]), "functional", ctx)?;
+    let layers = out.layers.clone();
+    let shape: Vec<usize> = inp.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
     let scope = active_strategy(ctx);
-    finish(ModelObj::new(layers, Some(shape), true, name, scope), ctx)
+    let m = ModelObj::new(ModelKind::Functional, name, layers, Some(shape), scope);
+    *m.input_name.borrow_mut() = Some(inp.name.clone());
+    finish(m, ctx)
 }
 
 /// Registers `Sequential`, `Model` and `models` in `tf.keras`.
@@ -145,13 +163,7 @@ pub fn register(keras: &NativeModule) {
     .base("Model")
     .constructor(sequential)
     .into_value();
-    let model = NativeClass::new(
-        "Model",
-        "keras.src.models.model",
-        "Model(inputs, outputs, name=None)",
-    )
-    .constructor(functional)
-    .into_value();
+    let model = super::subclass::model_class(functional);
     let models = NativeModule::new("keras.models", "Keras models.")
         .with("Sequential", seq.clone())
         .with("Model", model.clone())

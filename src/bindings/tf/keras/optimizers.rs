@@ -22,7 +22,7 @@ use super::model::ModelObj;
 use super::rate_schedules::ScheduleObj;
 use super::schedules::warn;
 use super::state_variable::StateVariable;
-use super::weights::KerasVariable;
+use super::variable::KerasVariable;
 use crate::keras::optimizer::{Clip, Optimizer, Rate, Target};
 use crate::keras::{OptKind, OptimizerConfig};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};

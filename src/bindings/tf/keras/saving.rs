@@ -3,11 +3,10 @@
 //! restored. The format and its file checks live in `keras::saving`; this file only
 //! converts between the archive's contents and the model binding.
 
-use std::cell::RefCell;
 use std::path::Path;
 
-use super::layers::{kerr, LayerObj};
-use super::model::ModelObj;
+use super::layers::{kerr, Builtin, LayerObj};
+use super::model::{ModelKind, ModelObj};
 use crate::bindings::tf::distribute::active_strategy;
 use crate::bindings::tf::{func, given};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
@@ -30,22 +29,27 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .layers
         .iter()
         .map(|spec| {
-            Value::native(LayerObj {
-                kind: Some(spec.kind.clone()),
-                input_shape: None,
-                name: RefCell::new(Some(spec.name.clone())),
-                owner: RefCell::new(None),
-            })
+            Value::native(LayerObj::new(
+                Builtin::Kind(spec.kind.clone()),
+                None,
+                spec.name.clone(),
+            ))
         })
         .collect();
     let scope = active_strategy(ctx);
+    let kind = if saved.config.functional {
+        ModelKind::Functional
+    } else {
+        ModelKind::Sequential
+    };
     let m = ModelObj::new(
+        kind,
+        saved.config.name.clone(),
         layers,
         Some(saved.config.input_shape.clone()),
-        saved.config.functional,
-        Some(saved.config.name.clone()),
         scope.clone(),
     );
+    *m.input_name.borrow_mut() = Some(saved.config.input_name.clone());
     if compile {
         *m.compiled.borrow_mut() = saved.compile.clone();
         *m.compiled_under.borrow_mut() = scope;
@@ -63,6 +67,7 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         }
         Ok(())
     })?;
+    model.pull_engine()?;
     Ok(v)
 }
 

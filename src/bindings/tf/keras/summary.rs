@@ -1,69 +1,76 @@
-//! `model.summary()`: the facts of the table (layer names, classes, output shapes, parameter
-//! counts) read from the engine's plan; the display part formats them as Keras does.
+//! `model.summary()`: the facts of Keras's table (layer names, classes, output shapes,
+//! parameter counts, and the totals split into trainable and non-trainable) read from the
+//! model's layers and their variables; the display part formats them as Keras does. A
+//! layer that is not built shows `?` and `0 (unbuilt)`; in a subclassed model a built-in
+//! layer's output shape is computed from the shape it was built for, a user's layer shows
+//! `?`, as Keras shows them.
 
-use super::layers::{kerr, LayerObj};
-use super::model::ModelObj;
+use super::layers::handle::{layer_weights, LayerHandle};
+use super::layers::layer::{dims_text, LayerObj};
+use super::model::{model_layers, ModelKind, ModelObj};
+use super::variable::keras_variable;
 use crate::display::summary::{ParamCount, Summary, SummaryRow};
-use crate::lang::PyResult;
+use crate::lang::{Ctx, PyErr, PyResult, Value};
 
-fn shape_text(dims: &[usize]) -> String {
-    let mut parts = vec!["None".to_string()];
-    parts.extend(dims.iter().map(|d| d.to_string()));
-    if parts.len() == 1 {
-        "(None,)".into()
-    } else {
-        format!("({})", parts.join(", "))
-    }
+fn count(vars: &[Value]) -> u64 {
+    vars.iter()
+        .filter_map(keras_variable)
+        .map(|v| v.size() as u64)
+        .sum()
 }
 
-/// The summary of a model, built or not (unbuilt layers show `?` and no count).
-pub fn summary_of(m: &ModelObj) -> PyResult<Summary> {
-    let cfg = m.config.borrow().clone();
-    let Some(cfg) = cfg else {
-        let rows = m
-            .layers
-            .borrow()
-            .iter()
-            .filter_map(|l| l.downcast::<LayerObj>())
-            .filter(|l| l.kind.is_some())
-            .map(|l| SummaryRow {
-                name: l
-                    .name
-                    .borrow()
-                    .clone()
-                    .unwrap_or_else(|| l.class_name().to_lowercase()),
-                type_name: l.class_name().into(),
-                output_shape: "?".into(),
-                params: None,
-                connected_to: None,
-            })
-            .collect();
-        return Ok(Summary {
-            model_name: "sequential".into(),
-            rows,
-            trainable: ParamCount::default(),
-            non_trainable: ParamCount::default(),
-            optimizer: None,
-        });
+/// One layer's row.
+fn row(layer: &Value, subclassed: bool, ctx: &mut dyn Ctx) -> PyResult<SummaryRow> {
+    let h = LayerHandle::of(layer, ctx)
+        .ok_or_else(|| PyErr::runtime_error("a model layer has no state"))?;
+    let built = super::layers::call::is_built(&h, ctx);
+    let type_name = match layer.downcast::<LayerObj>() {
+        Some(l) => l.class_name().to_string(),
+        None => layer.type_name(),
     };
-    let plan = cfg.plan().map_err(kerr)?;
-    let rows = cfg
-        .layers
-        .iter()
-        .enumerate()
-        .map(|(i, l)| SummaryRow {
-            name: l.name.clone(),
-            type_name: l.kind.class_name().into(),
-            output_shape: shape_text(plan.out_shapes.get(i).map(|v| v.as_slice()).unwrap_or(&[])),
-            params: Some(plan.layer_params(i) as u64),
-            connected_to: None,
-        })
-        .collect();
+    let output = match (
+        layer.downcast::<LayerObj>(),
+        h.core.build_shape.borrow().clone(),
+    ) {
+        // Keras computes a built-in layer's output from the shape it was built for.
+        (Some(l), Some(input)) if subclassed || l.kind().is_some() => {
+            super::layers::call::builtin_out_dims(l, &input)
+                .ok()
+                .map(|d| dims_text(&d))
+        }
+        _ if subclassed => None,
+        _ => h.core.output_shape.borrow().as_ref().map(|d| dims_text(d)),
+    };
+    let params = if built {
+        Some(count(&layer_weights(&h, ctx, None)?))
+    } else {
+        None
+    };
+    Ok(SummaryRow {
+        name: h.core.name(),
+        type_name,
+        output_shape: output.unwrap_or_else(|| "?".into()),
+        params,
+        connected_to: None,
+    })
+}
+
+/// The summary of a model, built or not.
+pub fn summary_of(this: &Value, m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Summary> {
+    let h =
+        LayerHandle::of(this, ctx).ok_or_else(|| PyErr::runtime_error("the model has no state"))?;
+    let subclassed = m.kind == ModelKind::Subclassed;
+    let mut rows = vec![];
+    for l in model_layers(m, &h, ctx)? {
+        rows.push(row(&l, subclassed, ctx)?);
+    }
+    let trainable = count(&layer_weights(&h, ctx, Some(true))?);
+    let non_trainable = count(&layer_weights(&h, ctx, Some(false))?);
     Ok(Summary {
-        model_name: cfg.name.clone(),
+        model_name: m.name(),
         rows,
-        trainable: ParamCount::f32(plan.param_count() as u64),
-        non_trainable: ParamCount::default(),
+        trainable: ParamCount::f32(trainable),
+        non_trainable: ParamCount::f32(non_trainable),
         optimizer: None,
     })
 }

@@ -1,0 +1,339 @@
+//! The constructors of the built-in layers (`Dense(units, activation=...)`, `Conv2D`,
+//! `MaxPooling2D`, `Flatten`, `Dropout`, `Activation`, `Softmax`, `Reshape`, `InputLayer`)
+//! and their argument rules: each reads its own arguments, then the keyword arguments every
+//! layer takes (`name`, `trainable`, `dtype`, `input_shape`), with Keras's errors. A layer
+//! gets its automatic name (`dense`, `dense_1`, ...) when it is made, as in Keras 3.
+
+use super::super::super::given;
+use super::super::initializers::{init_arg, InitArg};
+use super::base::{check_kwargs, unique_name, LAYER_KWARGS};
+use super::kerr;
+use super::layer::{Builtin, LayerObj};
+use crate::keras::{Act, Init, LayerKind, Padding};
+use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+
+pub fn pos_usize(v: &Value, what: &str) -> PyResult<usize> {
+    let n = v.as_int()?;
+    usize::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+        PyErr::value_error(format!(
+            "Received an invalid value for `{what}`, expected a positive integer. Received: \
+             {what}={n}"
+        ))
+    })
+}
+
+/// A shape argument `(5,)`, `[28, 28]`, or an int.
+pub fn shape_arg(v: &Value) -> PyResult<Vec<usize>> {
+    match v {
+        Value::Int(_) => Ok(vec![pos_usize(v, "shape")?]),
+        other => other
+            .as_seq()
+            .ok_or_else(|| PyErr::type_error("a shape must be a tuple of integers"))?
+            .iter()
+            .map(|d| pos_usize(d, "shape"))
+            .collect(),
+    }
+}
+
+/// A variable's shape (`add_weight(shape=...)`): a tuple, list or `TensorShape` of sizes,
+/// zero allowed, every size known.
+pub fn shape_arg_dims(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<usize>> {
+    let s = super::super::super::shape::TensorShape::from_value(v, ctx)?;
+    let dims = s.dims.unwrap_or_default();
+    dims.iter()
+        .map(|d| {
+            d.ok_or_else(|| {
+                PyErr::value_error(format!(
+                    "Shapes used to initialize variables must be fully-defined (no `None` \
+                     dimensions). Received: shape={} for variable path=''",
+                    super::layer::dims_text(&dims)
+                ))
+            })
+        })
+        .collect()
+}
+
+fn pair(v: Option<&Value>, default: (usize, usize), what: &str) -> PyResult<(usize, usize)> {
+    match v {
+        None => Ok(default),
+        Some(n @ Value::Int(_)) => {
+            let n = pos_usize(n, what)?;
+            Ok((n, n))
+        }
+        Some(other) => {
+            let d = shape_arg(other)?;
+            match d.as_slice() {
+                [a, b] => Ok((*a, *b)),
+                _ => Err(PyErr::value_error(format!(
+                    "`{what}` must be an int or a tuple of 2 ints"
+                ))),
+            }
+        }
+    }
+}
+
+/// An activation argument: a name, None, or a function from `tf.keras.activations`.
+pub fn activation_arg(v: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<String> {
+    match v {
+        None => Ok("linear".into()),
+        Some(Value::Str(s)) => Ok(s.to_string()),
+        Some(other) => {
+            let name = ctx.getattr(other, "__name__")?;
+            Ok(name.as_str()?.to_string())
+        }
+    }
+}
+
+/// An initializer the engine can fill (names and initializer objects).
+fn engine_init(v: Option<&Value>, default: Init) -> PyResult<Init> {
+    match init_arg(v, default)? {
+        InitArg::Known(i) => Ok(i),
+        InitArg::Call(_) => Err(PyErr::not_implemented(
+            "a built-in layer takes an initializer name or a keras.initializers object here",
+        )),
+    }
+}
+
+/// The arguments a built-in constructor got: its own (by position or keyword) and the
+/// common ones.
+struct Bound {
+    own: Vec<Option<Value>>,
+    name: Option<String>,
+    trainable: bool,
+    input_shape: Option<Vec<usize>>,
+}
+
+fn bind(cls: &str, args: &Args, own: &[&str], required: usize) -> PyResult<Bound> {
+    let (mine, rest): (Vec<_>, Vec<_>) = args
+        .kw
+        .iter()
+        .cloned()
+        .partition(|(k, _)| own.contains(&k.as_str()));
+    check_kwargs(cls, &rest, &[])?;
+    let own = Args {
+        pos: args.pos.clone(),
+        kw: mine,
+    }
+    .bind(cls, own, required)?;
+    let get = |k: &str| {
+        rest.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_none())
+    };
+    let name = get("name")
+        .map(|v| v.as_str().map(str::to_string))
+        .transpose()?;
+    let trainable = get("trainable").map_or(Ok(true), |v| v.as_bool_strict())?;
+    let mut input_shape = get("input_shape").map(|v| shape_arg(&v)).transpose()?;
+    if let Some(d) = get("input_dim") {
+        input_shape = Some(vec![pos_usize(&d, "input_dim")?]);
+    }
+    let _ = LAYER_KWARGS;
+    Ok(Bound {
+        own,
+        name,
+        trainable,
+        input_shape,
+    })
+}
+
+fn make(kind: LayerKind, b: Bound, ctx: &mut dyn Ctx) -> Value {
+    let name = b.name.unwrap_or_else(|| unique_name(ctx, kind.base_name()));
+    let l = LayerObj::new(Builtin::Kind(kind), b.input_shape, name);
+    l.core.trainable.set(b.trainable);
+    Value::native(l)
+}
+
+pub fn dense(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "Dense",
+        args,
+        &[
+            "units",
+            "activation",
+            "use_bias",
+            "kernel_initializer",
+            "bias_initializer",
+            "kernel_regularizer",
+            "bias_regularizer",
+            "kernel_constraint",
+            "bias_constraint",
+        ],
+        1,
+    )?;
+    let s = &b.own;
+    let units = pos_usize(s[0].as_ref().unwrap_or(&Value::None), "units")?;
+    let act = activation_arg(given(&s[1]), ctx)?;
+    let kind = LayerKind::Dense {
+        units,
+        activation: Act::parse(&act).map_err(kerr)?,
+        use_bias: given(&s[2]).map_or(Ok(true), |v| v.as_bool_strict())?,
+        kernel_initializer: engine_init(given(&s[3]), Init::GlorotUniform)?,
+        bias_initializer: engine_init(given(&s[4]), Init::Zeros)?,
+    };
+    Ok(make(kind, b, ctx))
+}
+
+pub fn conv2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "Conv2D",
+        args,
+        &[
+            "filters",
+            "kernel_size",
+            "strides",
+            "padding",
+            "data_format",
+            "dilation_rate",
+            "groups",
+            "activation",
+            "use_bias",
+            "kernel_initializer",
+            "bias_initializer",
+        ],
+        2,
+    )?;
+    let s = &b.own;
+    let filters = pos_usize(s[0].as_ref().unwrap_or(&Value::None), "filters")?;
+    let kernel_size = pair(given(&s[1]), (3, 3), "kernel_size")?;
+    let padding = match given(&s[3]) {
+        Some(p) => Padding::parse(p.as_str()?).map_err(kerr)?,
+        None => Padding::Valid,
+    };
+    let act = activation_arg(given(&s[7]), ctx)?;
+    let kind = LayerKind::Conv2D {
+        filters,
+        kernel_size,
+        strides: pair(given(&s[2]), (1, 1), "strides")?,
+        padding,
+        activation: Act::parse(&act).map_err(kerr)?,
+        use_bias: given(&s[8]).map_or(Ok(true), |v| v.as_bool_strict())?,
+        kernel_initializer: engine_init(given(&s[9]), Init::GlorotUniform)?,
+        bias_initializer: engine_init(given(&s[10]), Init::Zeros)?,
+    };
+    Ok(make(kind, b, ctx))
+}
+
+pub fn max_pool(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "MaxPooling2D",
+        args,
+        &["pool_size", "strides", "padding", "data_format"],
+        0,
+    )?;
+    let s = &b.own;
+    let pool = pair(given(&s[0]), (2, 2), "pool_size")?;
+    let mut kind = LayerKind::max_pool(pool);
+    if let LayerKind::MaxPooling2D {
+        strides, padding, ..
+    } = &mut kind
+    {
+        *strides = pair(given(&s[1]), pool, "strides")?;
+        if let Some(p) = given(&s[2]) {
+            *padding = Padding::parse(p.as_str()?).map_err(kerr)?;
+        }
+    }
+    Ok(make(kind, b, ctx))
+}
+
+/// A layer without arguments of its own (`Flatten()`, `Softmax()`).
+pub fn simple(args: &Args, ctx: &mut dyn Ctx, cls: &str, kind: LayerKind) -> PyResult<Value> {
+    let own: &[&str] = match kind {
+        LayerKind::Flatten => &["data_format"],
+        LayerKind::Softmax => &["axis"],
+        _ => &[],
+    };
+    let b = bind(cls, args, own, 0)?;
+    if let (LayerKind::Softmax, Some(axis)) = (&kind, b.own.first().and_then(|v| given(v))) {
+        if axis.as_int()? != -1 {
+            return Err(PyErr::not_implemented(
+                "Softmax over an axis other than the last is not supported here",
+            ));
+        }
+    }
+    Ok(make(kind, b, ctx))
+}
+
+pub fn dropout(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Dropout", args, &["rate", "noise_shape", "seed"], 1)?;
+    let s = &b.own;
+    let rate = s[0].as_ref().unwrap_or(&Value::None).as_float()?;
+    if !(0.0..1.0).contains(&rate) {
+        return Err(PyErr::value_error(format!(
+            "Invalid value received for argument `rate`. Expected a float value between 0 and \
+             1. Received: rate={}",
+            super::super::super::py_float_repr(rate)
+        )));
+    }
+    if given(&s[1]).is_some() {
+        return Err(PyErr::not_implemented(
+            "Dropout with noise_shape is not supported here",
+        ));
+    }
+    let seed = given(&s[2])
+        .map(|v| v.as_int().map(|x| x as u64))
+        .transpose()?;
+    Ok(make(
+        LayerKind::Dropout {
+            rate: rate as f32,
+            seed,
+        },
+        b,
+        ctx,
+    ))
+}
+
+pub fn activation_layer(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Activation", args, &["activation"], 1)?;
+    let act = activation_arg(given(&b.own[0]), ctx)?;
+    let kind = if act == "softmax" {
+        LayerKind::Softmax
+    } else {
+        LayerKind::Activation(Act::parse(&act).map_err(kerr)?)
+    };
+    Ok(make(kind, b, ctx))
+}
+
+pub fn reshape(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Reshape", args, &["target_shape"], 1)?;
+    let target = b.own[0]
+        .as_ref()
+        .and_then(|v| v.as_seq())
+        .ok_or_else(|| PyErr::type_error("target_shape must be a tuple of integers"))?
+        .iter()
+        .map(|v| v.as_int())
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(make(
+        LayerKind::Reshape {
+            target_shape: target,
+        },
+        b,
+        ctx,
+    ))
+}
+
+/// `InputLayer(shape=None, batch_size=None, dtype=None, name=None)`.
+pub fn input_layer(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind(
+        "InputLayer",
+        &[
+            "shape",
+            "batch_size",
+            "dtype",
+            "sparse",
+            "batch_shape",
+            "input_tensor",
+            "optional",
+            "name",
+            "input_shape",
+        ],
+        0,
+    )?;
+    let shape = given(&s[0]).or(given(&s[8])).map(shape_arg).transpose()?;
+    let name = match given(&s[7]) {
+        Some(v) => v.as_str()?.to_string(),
+        None => unique_name(ctx, "input_layer"),
+    };
+    Ok(Value::native(LayerObj::new(Builtin::Input, shape, name)))
+}

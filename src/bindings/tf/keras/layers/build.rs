@@ -1,0 +1,118 @@
+//! Building a built-in layer for an input shape: the engine's plan gives its variables
+//! (names, shapes, initializers, fans) and its output shape; the variables are made here,
+//! named under the current name scope as Keras 3 names them (`dense/kernel` for a layer
+//! built on its own, `sequential/dense/kernel` inside a model), filled with the layer's
+//! initializers from the session's seed counter (or with values a model hands over), and
+//! mirrored when a strategy's scope is active.
+
+use super::super::super::shape::TensorShape;
+use super::super::super::TfState;
+use super::super::variable::KerasVariable;
+use super::kerr;
+use super::layer::{built_spec, Dims, LayerObj};
+use crate::keras::{initial_weights, HostArray, LayerKind, LayerSpec, ModelConfig, Plan};
+use crate::lang::{Ctx, PyErr, PyResult, Value};
+use crate::tensor::NdArray;
+
+/// A `build` argument (a tuple, list or `TensorShape` with the batch axis) as dims.
+pub fn shape_from(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Dims> {
+    TensorShape::from_value(v, ctx)?
+        .dims
+        .ok_or_else(|| PyErr::value_error("build() needs an input shape of known rank"))
+}
+
+/// The plan of `kind` alone on inputs of `input` (unknown sizes planned as 1: a layer's
+/// variables depend only on its channels).
+fn single_plan(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResult<Plan> {
+    let features: Vec<usize> = input.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
+    let cfg = ModelConfig {
+        name: String::new(),
+        input_shape: features,
+        input_name: String::new(),
+        layers: vec![LayerSpec {
+            name: name.to_string(),
+            kind: kind.clone(),
+        }],
+        functional: false,
+    };
+    cfg.plan().map_err(kerr)
+}
+
+/// The output shape of `kind` on inputs of `input`, unknown sizes kept unknown where they
+/// reach the output.
+pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResult<Dims> {
+    let plan = single_plan(name, kind, input)?;
+    let planned = plan.out_shapes.first().cloned().unwrap_or_default();
+    let batch = input.first().copied().flatten();
+    let rest = input.get(1..).unwrap_or(&[]);
+    let known = rest.iter().all(Option::is_some);
+    let mut out: Dims = vec![batch];
+    match kind {
+        LayerKind::Dense { units, .. } => {
+            out.extend(rest.iter().take(rest.len().saturating_sub(1)).copied());
+            out.push(Some(*units));
+        }
+        LayerKind::Dropout { .. } | LayerKind::Activation(_) | LayerKind::Softmax => {
+            out.extend(rest.iter().copied());
+        }
+        LayerKind::Conv2D { .. } | LayerKind::MaxPooling2D { .. } => {
+            for (i, d) in planned.iter().enumerate() {
+                let unknown = i < 2 && rest.get(i).is_some_and(Option::is_none);
+                out.push(if unknown { None } else { Some(*d) });
+            }
+        }
+        LayerKind::Flatten | LayerKind::Reshape { .. } => {
+            out.extend(planned.iter().map(|d| known.then_some(*d)));
+        }
+    }
+    Ok(out)
+}
+
+/// The name scope's prefix for a variable made now (`sequential/` inside a model's build or
+/// call, empty at the top).
+pub fn scope_prefix(ctx: &mut dyn Ctx) -> String {
+    let scope = &ctx.state().get::<TfState>().keras.scope;
+    scope.iter().map(|s| format!("{s}/")).collect()
+}
+
+/// Builds the built-in layer `l` for inputs of `input` (with the batch axis). `values`
+/// holds its initial variables when a model chose them (in the plan's order); otherwise the
+/// layer's initializers fill them from the session's seed counter.
+pub fn build_builtin(
+    l: &LayerObj,
+    _this: &Value,
+    input: &[Option<usize>],
+    values: Option<Vec<HostArray>>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<()> {
+    if l.core.built.get() {
+        return Ok(());
+    }
+    let Some(kind) = l.kind() else {
+        l.core.built.set(true);
+        return Ok(());
+    };
+    let name = l.core.name();
+    let plan = single_plan(&name, kind, input)?;
+    let values = match values {
+        Some(v) => v,
+        None => {
+            let st = &mut ctx.state().get::<TfState>().keras;
+            st.seed += 1;
+            initial_weights(&plan, st.seed)
+        }
+    };
+    let prefix = scope_prefix(ctx);
+    let mut vars = Vec::with_capacity(plan.vars.len());
+    for (spec, init) in plan.vars.iter().zip(values) {
+        let a = NdArray::from_f32(&spec.shape, init.data)
+            .map_err(super::super::super::convert::tensor_err)?;
+        let path = format!("{prefix}{name}/{}", spec.name);
+        vars.push(KerasVariable::make(ctx, &path, &spec.name, a, true));
+    }
+    *l.core.weights.borrow_mut() = vars;
+    *l.core.input_spec.borrow_mut() = built_spec(kind, input);
+    *l.core.build_shape.borrow_mut() = Some(input.to_vec());
+    l.core.built.set(true);
+    Ok(())
+}

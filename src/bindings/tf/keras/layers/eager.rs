@@ -1,0 +1,114 @@
+//! A built-in layer called on data (`layer(x)`, or a model that is not run by the compiled
+//! engine): its arithmetic as ops of the op library, run through the session's execution
+//! context, so a gradient tape records every step and gradients reach the layer's
+//! variables. The ops are the ones Keras's TensorFlow backend runs for the layer (`MatMul`
+//! or `BatchMatMulV2`, `AddV2`, the activation; `Conv2D`; `MaxPool`; `Reshape`; dropout's
+//! mask from a seed), so values and gradients agree with TensorFlow's.
+
+use super::super::super::convert::variable_in;
+use super::super::super::eager::{context, run};
+use super::super::super::random::seeds;
+use crate::keras::{Act, LayerKind, Padding};
+use crate::lang::{Ctx, PyResult, Value};
+use crate::ops::{self, Activation, Conv, Eager, OpResult, Pool, Tensor};
+
+/// The padding of a window op for a Keras padding name.
+fn window_padding(p: Padding) -> ops::Padding {
+    match p {
+        Padding::Valid => ops::Padding::Valid,
+        Padding::Same => ops::Padding::Same,
+    }
+}
+
+/// Applies an activation as Keras does after a layer's core operation.
+pub fn activate(e: &mut Eager, act: Act, x: &Tensor) -> OpResult<Tensor> {
+    match act {
+        Act::Elem(a) => match Activation::from_device(a) {
+            Some(op) => ops::activate(e, op, x),
+            None => Ok(x.clone()),
+        },
+        Act::Softmax => ops::softmax(e, x, -1, false),
+        Act::LogSoftmax => ops::softmax(e, x, -1, true),
+    }
+}
+
+/// `kind` applied to `x` with the layer's `weights` (Keras variables, read as the running
+/// code sees them: a replica's copy inside a replica's step).
+pub fn forward(
+    kind: &LayerKind,
+    weights: &[Value],
+    x: &Tensor,
+    training: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Tensor> {
+    let vars: Vec<ops::Variable> = weights.iter().filter_map(|w| variable_in(w, ctx)).collect();
+    let dropout_seeds = match kind {
+        LayerKind::Dropout { rate, seed } if training && *rate > 0.0 => {
+            Some(seeds(ctx, seed.map(|s| s as i64)))
+        }
+        _ => None,
+    };
+    let e = context(ctx);
+    let read: Vec<Tensor> = vars.iter().map(|v| e.read(v)).collect();
+    run(ctx, |e| match kind {
+        LayerKind::Dense { activation, .. } => {
+            let mut y = match read.first() {
+                Some(k) => ops::matmul(e, x, k, false, false)?,
+                None => x.clone(),
+            };
+            if let Some(b) = read.get(1) {
+                y = ops::add(e, &y, b)?;
+            }
+            activate(e, *activation, &y)
+        }
+        LayerKind::Conv2D {
+            strides,
+            padding,
+            activation,
+            ..
+        } => {
+            let conv = Conv {
+                strides: *strides,
+                padding: window_padding(*padding),
+            };
+            let mut y = match read.first() {
+                Some(k) => ops::conv2d(e, x, k, conv)?,
+                None => x.clone(),
+            };
+            if let Some(b) = read.get(1) {
+                y = ops::add(e, &y, b)?;
+            }
+            activate(e, *activation, &y)
+        }
+        LayerKind::MaxPooling2D {
+            pool_size,
+            strides,
+            padding,
+        } => ops::pool(
+            e,
+            x,
+            Pool {
+                ksize: *pool_size,
+                strides: *strides,
+                padding: window_padding(*padding),
+            },
+            true,
+        ),
+        LayerKind::Flatten => {
+            let batch = x.shape().first().copied().unwrap_or(1) as i64;
+            let shape: &[i64] = if x.ndim() <= 1 { &[-1] } else { &[batch, -1] };
+            ops::reshape(e, x, shape)
+        }
+        LayerKind::Reshape { target_shape } => {
+            let mut shape = vec![x.shape().first().copied().unwrap_or(1) as i64];
+            shape.extend(target_shape.iter().copied());
+            ops::reshape(e, x, &shape)
+        }
+        LayerKind::Dropout { rate, .. } => match &dropout_seeds {
+            Some(s) => ops::dropout(e, x, f64::from(*rate), s),
+            None => Ok(x.clone()),
+        },
+        LayerKind::Activation(a) => activate(e, *a, x),
+        LayerKind::Softmax => ops::softmax(e, x, -1, false),
+    })
+}

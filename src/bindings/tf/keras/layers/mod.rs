@@ -1,0 +1,117 @@
+//! `tf.keras.layers`: the built-in layers (Dense, Conv2D, MaxPooling2D, Flatten, Dropout,
+//! Activation, Softmax, Reshape, InputLayer) as native classes, so `isinstance(l,
+//! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
+//! `Input(shape=...)`.
+//!
+//! A layer owns its variables: it makes them when it is built (`build.rs`), at its first
+//! call on data or when a model builds it, and keeps them in its core (`layer.rs`); a model
+//! holding the layer uses those same variables, so one layer in two models shares its
+//! weights. `layer(x)` (`call.rs`) computes through the op library (`eager.rs`) on data,
+//! or records the functional graph on symbolic tensors (`symbolic.rs`). `handle.rs` treats
+//! built-in layers, user subclasses and models alike; `base.rs` is the subclassable
+//! `Layer`; `args.rs` holds the constructors.
+
+pub mod args;
+pub mod base;
+pub mod build;
+pub mod call;
+pub mod eager;
+pub mod handle;
+pub mod layer;
+pub mod symbolic;
+
+pub use args::{activation_arg, shape_arg, shape_arg_dims};
+pub use layer::{Builtin, LayerCore, LayerObj};
+pub use symbolic::KerasTensor;
+
+use super::super::given;
+use crate::keras::{KerasError, LayerKind};
+use crate::lang::{Args, Ctx, NativeClass, NativeModule, PyResult, Value};
+
+/// A Keras error as the Python exception Keras raises, with the engine's hint.
+pub fn kerr(e: KerasError) -> crate::lang::PyErr {
+    let hint = e.hint();
+    let msg = if hint.is_empty() {
+        e.to_string()
+    } else {
+        format!("{e}\nHint: {hint}")
+    };
+    crate::lang::PyErr::new(e.py_exception(), msg)
+}
+
+/// `tf.keras.Input(shape=None, batch_size=None, dtype=None, ..., name=None)`.
+pub fn input(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind(
+        "Input",
+        &[
+            "shape",
+            "batch_size",
+            "dtype",
+            "sparse",
+            "batch_shape",
+            "name",
+            "tensor",
+            "optional",
+        ],
+        0,
+    )?;
+    let shape = match given(&s[0]) {
+        Some(v) => shape_arg(v)?,
+        None => vec![],
+    };
+    let batch = given(&s[1]).map(|v| v.as_int()).transpose()?;
+    let mut dims = vec![batch.map(|b| b.max(0) as usize)];
+    dims.extend(shape.iter().map(|d| Some(*d)));
+    let name = match given(&s[5]) {
+        Some(v) => v.as_str()?.to_string(),
+        None => base::unique_name(ctx, "keras_tensor"),
+    };
+    Ok(Value::native(KerasTensor {
+        shape: dims,
+        name,
+        layers: vec![],
+    }))
+}
+
+fn class(name: &str, body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>) -> Value {
+    NativeClass::new(name, "keras.src.layers", "")
+        .base("Layer")
+        .base("Operation")
+        .constructor(body)
+        .into_value()
+}
+
+/// `tf.keras.layers`.
+pub fn module() -> Value {
+    NativeModule::new("keras.layers", "Keras layers.")
+        .with("Dense", class("Dense", args::dense))
+        .with("Conv2D", class("Conv2D", args::conv2d))
+        .with("MaxPooling2D", class("MaxPooling2D", args::max_pool))
+        .with("MaxPool2D", class("MaxPooling2D", args::max_pool))
+        .with(
+            "Flatten",
+            class("Flatten", |a, c| {
+                args::simple(a, c, "Flatten", LayerKind::Flatten)
+            }),
+        )
+        .with(
+            "Softmax",
+            class("Softmax", |a, c| {
+                args::simple(a, c, "Softmax", LayerKind::Softmax)
+            }),
+        )
+        .with("Dropout", class("Dropout", args::dropout))
+        .with("Activation", class("Activation", args::activation_layer))
+        .with("Reshape", class("Reshape", args::reshape))
+        .with("InputLayer", class("InputLayer", args::input_layer))
+        .with(
+            "Input",
+            super::super::func(
+                "Input",
+                "Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None, optional=False)",
+                input,
+            ),
+        )
+        .with("Layer", base::layer_class())
+        .into_value()
+}

@@ -1,0 +1,585 @@
+//! `tf.keras.Model` as a base class (`class M(tf.keras.Model)` with layers made in
+//! `__init__` and a Python `call`), and training through the op library for every model the
+//! compiled engine does not run (a subclass, or a model holding a user's layers).
+//!
+//! [`OpTrainer`] is the engine's `Trainer` seam for such models, so `keras::fit`,
+//! `evaluate`, `predict`, the callbacks and the progress display run unchanged. A step runs
+//! the model's `call` (Python) under a gradient tape, the compiled loss on the op library
+//! (the sum of per-example losses over the global batch, as the engine scales it), the
+//! gradients of every trainable variable, and the compiled optimizer's update rule (the
+//! device's `optimizer_step`, the one `fit` uses on the engine) written into the variables
+//! through the execution context. Under a `MirroredStrategy` the Python runs once per
+//! replica, one after another, on that replica's share of the batch and with its copies of
+//! the variables (reads inside a replica's step read its copy); the gradients are summed
+//! over the replicas in rank order and every replica applies the same update to its own
+//! copies, so N replicas take the step one device would and the copies stay identical.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::super::convert::{tensor_of, variable_in};
+use super::super::distribute::Strategy;
+use super::super::eager::{context, op_err, wrap};
+use super::layers::base::{check_kwargs, ensure_core, init_attrs, name_arg, with_layer_members};
+use super::layers::call::call_layer;
+use super::layers::handle::{layer_weights, LayerHandle};
+use super::layers::kerr;
+use super::model::{model_attr, ModelKind, ModelObj};
+use super::variable::keras_variable;
+use crate::device::cpu::CpuDevice;
+use crate::device::{DTensor, Device, LossKind};
+use crate::keras::{
+    CompileConfig, HostArray, KResult, KerasError, ModelConfig, OptimizerState, Plan, StepStats,
+    Trainer,
+};
+use crate::lang::{Args, Ctx, NativeClass, PyErr, PyResult, Value};
+use crate::ops::{self, Assign, Loss, Source, Tape, Tensor, Unconnected};
+use crate::tensor::{DType, NdArray};
+
+/// The interpreter shared by the epoch loop's callbacks and the trainer that runs Python
+/// steps: the loop calls one, then the other, never both at once.
+pub type SharedCtx<'a> = Rc<RefCell<&'a mut dyn Ctx>>;
+
+/// Runs `f` with the shared interpreter.
+pub fn with_ctx<R>(c: &SharedCtx<'_>, f: impl FnOnce(&mut dyn Ctx) -> R) -> R {
+    let mut g = c.borrow_mut();
+    f(&mut **g)
+}
+
+/// The optimizer state of a model trained through the op library: a step counter and the
+/// slots of every variable copy (keyed by the copy's handle), kept across `fit` calls
+/// until the model is compiled again.
+#[derive(Default)]
+pub struct OpTraining {
+    iterations: u64,
+    slots: HashMap<u64, Vec<DTensor>>,
+}
+
+/// The attributes a subclass instance of `Model` inherits (besides every layer's).
+const MODEL_PROPERTIES: &[&str] = &[
+    "layers",
+    "get_layer",
+    "stop_training",
+    "distribute_strategy",
+    "optimizer",
+    "compile",
+    "output_shape",
+    "predict",
+    "fit",
+    "evaluate",
+    "summary",
+    "loss",
+];
+// `save`, `save_weights` and `load_weights` are left out: the saving format needs the
+// engine's description of a model, which a subclass does not have, and a name a subclass
+// answers must work as Keras's does.
+
+/// The model state of a subclass instance.
+pub fn model_of(this: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, LayerHandle)> {
+    let h = ensure_core(this, ctx)?;
+    match h.model_value() {
+        Some(mv) => Ok((mv.clone(), h)),
+        None => Err(PyErr::type_error(format!(
+            "'{}' is a layer, not a model",
+            this.type_name()
+        ))),
+    }
+}
+
+/// `Model.__init__(self, name=None, trainable=True, dtype=None)` for a subclass.
+fn model_init(this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    if args.kw.iter().any(|(k, _)| k == "inputs" || k == "outputs") || !args.pos.is_empty() {
+        return Err(PyErr::not_implemented(
+            "a subclass of Model built from inputs and outputs is not supported here; define \
+             `call` instead, or use keras.Model(inputs, outputs)",
+        ));
+    }
+    check_kwargs(&this.type_name(), &args.kw, &[])?;
+    let name = name_arg(this, &args.kw, ctx)?;
+    let scope = super::super::distribute::active_strategy(ctx);
+    let m = ModelObj::new(ModelKind::Subclassed, name.clone(), vec![], None, scope);
+    if let Some((_, v)) = args.kw.iter().find(|(k, _)| k == "trainable") {
+        m.core.trainable.set(v.as_bool_strict()?);
+    }
+    init_attrs(this, Value::native(m), &name, ctx)?;
+    ctx.setattr(this, "stop_training", Value::Bool(false))?;
+    Ok(Value::None)
+}
+
+fn model_property(this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let (mv, _) = model_of(this, ctx)?;
+    let Some(m) = mv.downcast::<ModelObj>() else {
+        return Err(PyErr::runtime_error("the model has no state"));
+    };
+    match model_attr(m, &mv, this, name, ctx)? {
+        Some(v) => Ok(v),
+        None => Err(PyErr::attribute_error(format!(
+            "'{}' object has no attribute '{name}'",
+            this.type_name()
+        ))),
+    }
+}
+
+/// `tf.keras.Model`: `Model(inputs, outputs)` builds a functional model; a subclass gets
+/// Keras's model behaviour.
+pub fn model_class(functional: fn(&Args, &mut dyn Ctx) -> PyResult<Value>) -> Value {
+    let mut class = with_layer_members(
+        NativeClass::new(
+            "Model",
+            "keras.src.models.model",
+            "Model(inputs, outputs, name=None)",
+        )
+        .base("Layer")
+        .base("Operation")
+        .constructor(functional),
+    )
+    .method("__init__", model_init);
+    for &p in MODEL_PROPERTIES {
+        class = class.property(p, move |this, _, ctx| model_property(this, p, ctx));
+    }
+    class.into_value()
+}
+
+/// The model a call to `fit` and friends runs: its interpreter value (the instance for a
+/// subclass), its state, and its variables in Keras order.
+pub struct OpModel {
+    pub this: Value,
+    pub mv: Value,
+    pub handle: LayerHandle,
+}
+
+impl OpModel {
+    pub fn new(this: &Value, mv: &Value, ctx: &mut dyn Ctx) -> PyResult<OpModel> {
+        let handle = match LayerHandle::of(this, ctx) {
+            Some(h) => h,
+            None => ensure_core(this, ctx)?,
+        };
+        Ok(OpModel {
+            this: this.clone(),
+            mv: mv.clone(),
+            handle,
+        })
+    }
+
+    fn model(&self) -> Option<&ModelObj> {
+        self.mv.downcast::<ModelObj>()
+    }
+}
+
+/// The engine's `Trainer` for a model whose steps run Python.
+pub struct OpTrainer<'a> {
+    ctx: SharedCtx<'a>,
+    model: OpModel,
+    config: ModelConfig,
+    plan: Plan,
+    compile: Option<CompileConfig>,
+    /// The strategy and its replica count, when the model was built under one.
+    strategy: Option<(Value, usize)>,
+    device: CpuDevice,
+    /// A Python error raised inside a step; the loop sees `Interrupted` and stops.
+    pub err: Option<PyErr>,
+}
+
+impl<'a> OpTrainer<'a> {
+    /// A trainer for `model`, built, with inputs of `input` (without the batch axis).
+    pub fn new(ctx: SharedCtx<'a>, model: OpModel, input: &[usize]) -> PyResult<OpTrainer<'a>> {
+        let m = model
+            .model()
+            .ok_or_else(|| PyErr::runtime_error("the model has no state"))?;
+        let compile = m.compiled.borrow().clone();
+        let output: Vec<usize> = m
+            .output_dims()
+            .unwrap_or_default()
+            .iter()
+            .skip(1)
+            .map(|d| d.unwrap_or(1))
+            .collect();
+        let strategy = m
+            .created_under
+            .borrow()
+            .clone()
+            .or_else(|| m.scope_at_creation.clone())
+            .and_then(|s| {
+                let n = s.downcast::<Strategy>().map(|st| st.num_replicas())?;
+                Some((s, n))
+            });
+        let config = ModelConfig {
+            name: m.name(),
+            input_shape: input.to_vec(),
+            input_name: String::new(),
+            layers: vec![],
+            functional: false,
+        };
+        let plan = Plan {
+            in_shapes: vec![],
+            out_shapes: vec![output],
+            vars: vec![],
+            layer_vars: vec![],
+        };
+        if m.op_training.borrow().is_none() {
+            *m.op_training.borrow_mut() = Some(OpTraining::default());
+        }
+        Ok(OpTrainer {
+            ctx,
+            model,
+            config,
+            plan,
+            compile,
+            strategy,
+            device: CpuDevice::new(0),
+            err: None,
+        })
+    }
+
+    fn fail(&mut self, e: PyErr) -> KerasError {
+        self.err = Some(e);
+        KerasError::Interrupted
+    }
+
+    fn replicas(&self) -> usize {
+        self.strategy.as_ref().map_or(1, |(_, n)| *n)
+    }
+
+    /// `(x tensor, y tensor)` of `rows` examples.
+    fn tensors(
+        &self,
+        x: &[f32],
+        y: Option<&[f32]>,
+        rows: usize,
+    ) -> PyResult<(Tensor, Option<Tensor>)> {
+        let mut xs = vec![rows];
+        xs.extend(&self.config.input_shape);
+        let xt = NdArray::from_f32(&xs, x.to_vec()).map_err(super::super::convert::tensor_err)?;
+        let yt = match y {
+            Some(y) => {
+                let per = y.len().checked_div(rows).unwrap_or(0);
+                let mut shape = vec![rows];
+                let out = self.plan.output_shape();
+                if per == out.iter().product::<usize>() {
+                    shape.extend(out);
+                } else if per != 1 {
+                    shape.push(per);
+                }
+                let a = NdArray::from_f32(&shape, y.to_vec())
+                    .map_err(super::super::convert::tensor_err)?;
+                let a = if self.compile.as_ref().is_some_and(|c| sparse(c.loss)) {
+                    a.astype(DType::I64)
+                } else {
+                    a
+                };
+                Some(Tensor::new(a))
+            }
+            None => None,
+        };
+        Ok((Tensor::new(xt), yt))
+    }
+
+    /// The model's output on `x` (run through `model(x, training=...)`).
+    fn forward(&self, x: &Tensor, training: bool, ctx: &mut dyn Ctx) -> PyResult<Tensor> {
+        let args = Args::new(vec![wrap(x.clone())]).with_kw("training", Value::Bool(training));
+        let out = call_layer(&self.model.this, args, ctx)?;
+        tensor_of(&out, ctx)
+    }
+
+    /// Loss and metric sums of one replica's share, and (when `grads`) the gradients of
+    /// the summed loss over `global` examples for each of `sources`.
+    fn share(
+        &self,
+        x: &[f32],
+        y: &[f32],
+        rows: usize,
+        global: usize,
+        sources: Option<&[Value]>,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<(StepStats, Vec<Option<Tensor>>)> {
+        let compile = self
+            .compile
+            .as_ref()
+            .ok_or_else(|| kerr(KerasError::NotCompiled("training")))?;
+        let (xt, yt) = self.tensors(x, Some(y), rows)?;
+        let yt = yt.ok_or_else(|| PyErr::runtime_error("no targets"))?;
+        let kind = Loss::from_device(compile.loss);
+        let tape = Tape::new(false, true).shared();
+        let recording = sources.is_some();
+        if recording {
+            context(ctx).push_tape(tape.clone());
+        }
+        let result = (|| {
+            let out = self.forward(&xt, recording, ctx)?;
+            let e = context(ctx);
+            let per = ops::loss(e, kind, &yt, &out).map_err(op_err)?;
+            let per_factor = (per.size() / rows.max(1)).max(1);
+            let total = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
+            let scaled =
+                ops::scale(e, &total, 1.0 / (global.max(1) * per_factor) as f64).map_err(op_err)?;
+            Ok::<_, PyErr>((out, per, per_factor, scaled))
+        })();
+        if recording {
+            context(ctx).pop_tape(&tape);
+        }
+        let (out, per, per_factor, scaled) = result?;
+        let loss_sum: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
+        let (_, pred) = out.value().to_f32_vec();
+        let cols = out.shape().last().copied().unwrap_or(1);
+        let metric_sums = compile
+            .metrics
+            .iter()
+            .map(|(_, m)| m.batch_sum(&pred, y, cols) / per_factor as f64)
+            .collect();
+        let stats = StepStats {
+            loss_sum,
+            metric_sums,
+            count: rows,
+        };
+        let grads = match sources {
+            Some(vars) => {
+                let srcs: Vec<Source> = vars
+                    .iter()
+                    .filter_map(|v| variable_in(v, ctx))
+                    .map(Source::Variable)
+                    .collect();
+                context(ctx)
+                    .gradient(&tape, &[scaled], &srcs, None, Unconnected::None)
+                    .map_err(op_err)?
+            }
+            None => vec![],
+        };
+        Ok((stats, grads))
+    }
+
+    /// Runs `f` as replica `r` of the model's strategy (its variable copies read).
+    fn as_replica<R>(
+        &self,
+        r: usize,
+        ctx: &mut dyn Ctx,
+        f: impl FnOnce(&mut dyn Ctx) -> PyResult<R>,
+    ) -> PyResult<R> {
+        match &self.strategy {
+            Some((s, _)) => super::super::distribute::as_replica(ctx, s, r, f),
+            None => f(ctx),
+        }
+    }
+
+    fn step(&mut self, x: &[f32], y: &[f32], batch: usize) -> PyResult<StepStats> {
+        let (x_per, y_per) = (
+            self.config.input_shape.iter().product::<usize>(),
+            y.len().checked_div(batch).unwrap_or(0),
+        );
+        let ctx_cell = self.ctx.clone();
+        let mut g = ctx_cell.borrow_mut();
+        let ctx: &mut dyn Ctx = &mut **g;
+        let vars = layer_weights(&self.model.handle, ctx, Some(true))?;
+        let sizes = crate::distribute::split::split_sizes(batch, self.replicas());
+        let mut total = StepStats::default();
+        let mut sum: Vec<Option<Vec<f32>>> = vec![None; vars.len()];
+        let mut start = 0;
+        for (r, rows) in sizes.iter().copied().enumerate() {
+            if rows == 0 {
+                continue;
+            }
+            let xs = x.get(start * x_per..(start + rows) * x_per).unwrap_or(&[]);
+            let ys = y.get(start * y_per..(start + rows) * y_per).unwrap_or(&[]);
+            start += rows;
+            let (stats, grads) = self.as_replica(r, ctx, |ctx| {
+                self.share(xs, ys, rows, batch, Some(&vars), ctx)
+            })?;
+            total.add(&stats);
+            // Summed in rank order, as the all-reduce sums, so every run adds alike.
+            for (acc, g) in sum.iter_mut().zip(grads) {
+                let Some(g) = g else { continue };
+                let (_, g) = g.value().to_f32_vec();
+                match acc {
+                    None => *acc = Some(g),
+                    Some(a) => a.iter_mut().zip(&g).for_each(|(a, b)| *a += *b),
+                }
+            }
+        }
+        self.apply(&vars, &sum, ctx)?;
+        Ok(total)
+    }
+
+    /// The optimizer's update of every variable copy with the summed gradients.
+    fn apply(&self, vars: &[Value], grads: &[Option<Vec<f32>>], ctx: &mut dyn Ctx) -> PyResult<()> {
+        let Some(m) = self.model.model() else {
+            return Ok(());
+        };
+        let Some(compile) = self.compile.as_ref() else {
+            return Err(kerr(KerasError::NotCompiled("training")));
+        };
+        let lr = m
+            .compiled
+            .borrow()
+            .as_ref()
+            .map_or(compile.optimizer.learning_rate, |c| {
+                c.optimizer.learning_rate
+            });
+        let mut training = m.op_training.borrow_mut();
+        let state = training.get_or_insert_with(OpTraining::default);
+        let step = compile.optimizer.step(lr, state.iterations + 1);
+        let init = compile.optimizer.slot_init();
+        let dev: &dyn Device = &self.device;
+        for (v, g) in vars.iter().zip(grads) {
+            let (Some(k), Some(gdata)) = (keras_variable(v), g) else {
+                continue;
+            };
+            for copy in k.copies() {
+                let shape = copy.shape().to_vec();
+                let slots = match state.slots.entry(copy.handle().raw()) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        let n = step.slots();
+                        let len: usize = shape.iter().product();
+                        let mut s = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            s.push(dev.upload(&vec![init; len], &shape).map_err(dev_err)?);
+                        }
+                        e.insert(s)
+                    }
+                };
+                let (_, pdata) = copy.snapshot().to_f32_vec();
+                let mut p = dev.upload(&pdata, &shape).map_err(dev_err)?;
+                let gt = dev.upload(gdata, &shape).map_err(dev_err)?;
+                dev.optimizer_step(&step, &mut p, &gt, slots)
+                    .map_err(dev_err)?;
+                let new = NdArray::from_f32(&shape, dev.download(&p).map_err(dev_err)?)
+                    .map_err(super::super::convert::tensor_err)?
+                    .astype(copy.dtype());
+                context(ctx)
+                    .assign(&copy, Assign::Set, &Tensor::new(new))
+                    .map_err(op_err)?;
+            }
+        }
+        state.iterations += 1;
+        Ok(())
+    }
+}
+
+fn dev_err(e: crate::device::DeviceError) -> PyErr {
+    kerr(KerasError::Device(e))
+}
+
+fn sparse(k: LossKind) -> bool {
+    matches!(k, LossKind::SparseCategoricalCrossentropy { .. })
+}
+
+impl Trainer for OpTrainer<'_> {
+    fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    fn compiled(&self) -> Option<&CompileConfig> {
+        self.compile.as_ref()
+    }
+    fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()> {
+        let x_per: usize = self.config.input_shape.iter().product();
+        if x.len() != batch * x_per {
+            return Err(KerasError::Value(format!(
+                "Input data has {} values, expected {batch} examples of shape {:?}",
+                x.len(),
+                self.config.input_shape
+            )));
+        }
+        if let Some(y) = y {
+            if batch > 0 && y.len() % batch != 0 {
+                return Err(KerasError::Value(format!(
+                    "Target data has {} values, which is not a whole number per example for \
+                     {batch} examples",
+                    y.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+    fn train_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
+        match self.step(x, y, batch) {
+            Ok(s) => Ok(s),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+    fn eval_batch(&mut self, x: &[f32], y: &[f32], batch: usize) -> KResult<StepStats> {
+        let ctx_cell = self.ctx.clone();
+        let r = {
+            let mut g = ctx_cell.borrow_mut();
+            let ctx: &mut dyn Ctx = &mut **g;
+            self.as_replica(0, ctx, |ctx| {
+                self.share(x, y, batch, batch, None, ctx).map(|(s, _)| s)
+            })
+        };
+        r.map_err(|e| self.fail(e))
+    }
+    fn predict_batch(&mut self, x: &[f32], batch: usize) -> KResult<Vec<f32>> {
+        let ctx_cell = self.ctx.clone();
+        let r = {
+            let mut g = ctx_cell.borrow_mut();
+            let ctx: &mut dyn Ctx = &mut **g;
+            self.tensors(x, None, batch)
+                .and_then(|(xt, _)| self.as_replica(0, ctx, |ctx| self.forward(&xt, false, ctx)))
+        };
+        match r {
+            Ok(t) => Ok(t.value().to_f32_vec().1),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+    fn get_weights(&self) -> KResult<Vec<HostArray>> {
+        let r = with_ctx(&self.ctx, |ctx| {
+            let m = self
+                .model
+                .model()
+                .ok_or_else(|| PyErr::runtime_error("the model has no state"))?;
+            m.host_weights(&self.model.this, ctx)
+        });
+        r.map_err(|e| KerasError::Value(e.to_string()))
+    }
+    fn set_weights(&mut self, weights: &[HostArray]) -> KResult<()> {
+        let r = with_ctx(&self.ctx, |ctx| {
+            let vars = layer_weights(&self.model.handle, ctx, None)?;
+            for (v, w) in vars.iter().zip(weights) {
+                if let Some(k) = keras_variable(v) {
+                    let a = NdArray::from_f32(&w.shape, w.data.clone())
+                        .map_err(super::super::convert::tensor_err)?;
+                    k.store(&a)?;
+                }
+            }
+            Ok::<_, PyErr>(())
+        });
+        r.map_err(|e| KerasError::Value(e.to_string()))
+    }
+    fn optimizer_state(&self) -> KResult<OptimizerState> {
+        let iterations = self
+            .model
+            .model()
+            .and_then(|m| m.op_training.borrow().as_ref().map(|t| t.iterations))
+            .unwrap_or(0);
+        Ok(OptimizerState {
+            iterations,
+            slots: vec![],
+        })
+    }
+    fn set_optimizer_state(&mut self, _state: &OptimizerState) -> KResult<()> {
+        Err(KerasError::Value(
+            "restoring an optimizer's state is not supported for this model".into(),
+        ))
+    }
+    fn learning_rate(&self) -> f32 {
+        self.model
+            .model()
+            .and_then(|m| {
+                m.compiled
+                    .borrow()
+                    .as_ref()
+                    .map(|c| c.optimizer.learning_rate)
+            })
+            .or(self.compile.as_ref().map(|c| c.optimizer.learning_rate))
+            .unwrap_or(0.0)
+    }
+    fn set_learning_rate(&mut self, lr: f32) {
+        if let Some(m) = self.model.model() {
+            if let Some(c) = m.compiled.borrow_mut().as_mut() {
+                c.optimizer.learning_rate = lr;
+            }
+        }
+    }
+}
