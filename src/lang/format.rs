@@ -417,7 +417,13 @@ impl Vm<'_> {
             Value::Str(s) => format_str(s, &sp),
             Value::Native(_) => {
                 if sp.ty.is_some() {
-                    if let Ok(x) = self.call_method(v, "item", Args::default()) {
+                    // A numpy scalar or one-element array formats its Python value; a tensor
+                    // formats its numpy value's, as `EagerTensor.__format__` does.
+                    let item = self.call_method(v, "item", Args::default()).or_else(|_| {
+                        let n = self.call_method(v, "numpy", Args::default())?;
+                        self.call_method(&n, "item", Args::default())
+                    });
+                    if let Ok(x) = item {
                         if !matches!(x, Value::Native(_)) {
                             return self.format_value(&x, spec);
                         }

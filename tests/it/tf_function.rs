@@ -155,6 +155,13 @@ fn nested_structures_and_methods() {
 
 /// A function whose Python reads a traced tensor's value runs eagerly on every call and
 /// says so once on stderr, naming the function.
+/// An optimizer's slots, made by its first step inside the function, are variables made
+/// on the first call (TF traces that call twice); a tensor formats as its numpy value.
+#[test]
+fn optimizer_slots_made_on_the_first_call() {
+    check("optimizer_slots_made_on_the_first_call");
+}
+
 #[test]
 fn the_eager_fallback_says_so_once() {
     let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));

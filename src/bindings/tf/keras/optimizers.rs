@@ -522,8 +522,17 @@ impl OptimizerObj {
                 warn(ctx, &text);
             }
         }
-        let mut opt = self.opt.borrow_mut();
-        run(ctx, |e| opt.apply(e, &tensors, &targets))?;
+        let made_before = self.opt.borrow().variables().len();
+        {
+            let mut opt = self.opt.borrow_mut();
+            run(ctx, |e| opt.apply(e, &tensors, &targets))?;
+        }
+        // The first step makes the slots. Inside a `tf.function` trace they are variables
+        // made on the first call, which TF traces a second time, as it does for any.
+        let made: Vec<ops::Variable> = self.opt.borrow().variables()[made_before..].to_vec();
+        for var in &made {
+            super::super::function::trace::variable_created(ctx, var)?;
+        }
         Ok(())
     }
 
