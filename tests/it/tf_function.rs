@@ -197,3 +197,56 @@ fn the_masks_hide_only_what_varies() {
     .is_some());
     assert!(difference(&mask("Tracing with 2\n"), &mask("Tracing with 3\n"), 1e-5).is_some());
 }
+
+/// The same model trained by `fit` and by a hand-written `tf.function` loop over the same
+/// batches, from the same weights, with the same optimizer, ends with the same weights:
+/// `fit` is that loop. (TensorFlow 2.21 ends this cell 0.0 apart after 2 traces.)
+#[test]
+fn fit_and_a_tf_function_loop_end_with_the_same_weights() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = cells::ok(
+        &session,
+        r#"import numpy as np
+import tensorflow as tf
+np.random.seed(0)
+x = np.random.normal(size=(256, 6)).astype('float32')
+y = np.random.randint(0, 3, size=256)
+def make():
+    m = tf.keras.Sequential([tf.keras.Input(shape=(6,)), tf.keras.layers.Dense(8, activation='relu'),
+                             tf.keras.layers.Dense(3)])
+    m.set_weights([np.linspace(-0.5, 0.5, 48).reshape(6, 8).astype('float32'), np.zeros(8, 'float32'),
+                   np.linspace(0.4, -0.4, 24).reshape(8, 3).astype('float32'), np.zeros(3, 'float32')])
+    return m
+a = make()
+a.compile(optimizer=tf.keras.optimizers.SGD(0.1, momentum=0.9),
+          loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+a.fit(x, y, batch_size=32, epochs=2, shuffle=False, verbose=0)
+b = make()
+opt = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+@tf.function
+def step(xb, yb):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(yb, b(xb, training=True))
+    grads = tape.gradient(loss, b.trainable_variables)
+    opt.apply_gradients(zip(grads, b.trainable_variables))
+    return loss
+for epoch in range(2):
+    for xb, yb in tf.data.Dataset.from_tensor_slices((x, y)).batch(32):
+        step(xb, yb)
+diff = max(float(np.abs(p - q).max()) for p, q in zip(a.get_weights(), b.get_weights()))
+moved = max(float(np.abs(p - q).max()) for p, q in zip(a.get_weights(), make().get_weights()))
+print(diff, moved, step.experimental_get_tracing_count(), int(opt.iterations.numpy()))
+"#,
+    );
+    let fields: Vec<f64> = out
+        .split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let [diff, moved, traces, steps] = fields[..] else {
+        panic!("unexpected output: {out}");
+    };
+    assert!(moved > 0.05, "the weights hardly moved ({moved}): {out}");
+    assert!(diff <= 1e-6, "fit and the loop differ by {diff}");
+    assert_eq!((traces, steps), (2.0, 16.0), "{out}");
+}
