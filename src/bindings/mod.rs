@@ -2,6 +2,7 @@
 //! `numpy`, `matplotlib.pyplot`, `os`, `os.path`, `pathlib`, `IPython.display`. Each
 //! converts language values to engine types and back and holds no numerics of its own.
 
+pub mod common;
 pub mod ipython;
 pub mod numpy;
 pub mod plt;

@@ -67,7 +67,7 @@ pub use help::{signature, SigParam, Signature};
 pub use interp::{is_complete, Interpreter};
 pub use native::{NativeClass, NativeFn, NativeModule};
 pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
-pub use repr::float_repr;
+pub use repr::{float_repr, str_repr};
 pub use value::{Dict, HashKey, Value};
 
 /// The exception class a native raises by `name` (`PyErr::new(name, ..)`), as a value to

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use crate::bindings::common::ItemIter;
 use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, UnaryOp, Value};
 use crate::tensor::linalg::matmul;
 use crate::tensor::math::unary;
@@ -437,32 +438,10 @@ impl Object for PyArray {
                 }
             })
             .collect::<PyResult<VecDeque<_>>>()?;
-        Ok(Value::native(PyIter {
-            items: RefCell::new(rows),
-        }))
+        Ok(ItemIter::value("iterator", rows))
     }
     fn class_chain(&self) -> Vec<String> {
         vec!["ndarray".into()]
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// An iterator over precomputed items (the rows of an array).
-pub struct PyIter {
-    items: RefCell<VecDeque<Value>>,
-}
-
-impl Object for PyIter {
-    fn type_name(&self) -> String {
-        "iterator".into()
-    }
-    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(this.clone())
-    }
-    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        Ok(self.items.borrow_mut().pop_front())
     }
     fn as_any(&self) -> &dyn Any {
         self

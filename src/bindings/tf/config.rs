@@ -8,7 +8,8 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 
-use super::{given, py_str_repr, TfError, TfState};
+use super::{given, TfError, TfState};
+use crate::lang::str_repr;
 use crate::lang::{Args, CmpOp, Ctx, NativeClass, NativeModule, Object, PyResult, Value};
 
 /// The environment variable naming the default count of logical CPU devices.
@@ -140,8 +141,8 @@ impl Object for DeviceSpec {
         Ok(format!(
             "{}(name={}, device_type={})",
             self.type_name(),
-            py_str_repr(&self.name),
-            py_str_repr(&self.device_type)
+            str_repr(&self.name),
+            str_repr(&self.device_type)
         ))
     }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {

@@ -10,8 +10,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::values::{DistributedValues, ReduceOp, ReplicaContext};
-use super::{address_of, bound, given, py_str_repr, py_tuple, TfError, TfState};
+use super::{address_of, bound, given, py_tuple, TfError, TfState};
 use crate::display::{plain, MimeBundle};
+use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 
 pub use super::mistakes::{check_fit_scope, warn_compile_outside_scope};
@@ -475,5 +476,5 @@ impl Object for Scope {
 
 /// The printed device tuple of the INFO line: `('/job:.../device:CPU:0',)`.
 pub fn devices_tuple_text(names: &[String]) -> String {
-    py_tuple(&names.iter().map(|n| py_str_repr(n)).collect::<Vec<_>>())
+    py_tuple(&names.iter().map(|n| str_repr(n)).collect::<Vec<_>>())
 }

@@ -191,7 +191,7 @@ impl Object for UnconnectedGradientsEnum {
         })
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(super::ListIter::value(vec![
+        Ok(crate::bindings::common::ItemIter::list(vec![
             Value::native(UnconnectedGradients(Unconnected::None)),
             Value::native(UnconnectedGradients(Unconnected::Zero)),
         ]))

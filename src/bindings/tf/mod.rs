@@ -50,10 +50,6 @@ mod testctx;
 #[cfg(test)]
 mod tests;
 
-use std::any::Any;
-use std::cell::RefCell;
-use std::collections::VecDeque;
-
 use thiserror::Error;
 
 use crate::cell::{Output, StreamName};
@@ -159,31 +155,6 @@ pub(crate) fn bound<T: Object>(
     })
 }
 
-/// Python's repr of a string (single quotes unless the text holds one and no double quote).
-pub(crate) fn py_str_repr(s: &str) -> String {
-    let q = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c == q => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(q);
-    out
-}
-
 /// Python's repr of a tuple whose items are already rendered: `(a, b)`, `(a,)`, `()`.
 pub(crate) fn py_tuple(items: &[String]) -> String {
     match items.len() {
@@ -214,34 +185,6 @@ pub(crate) fn given(slot: &Option<Value>) -> Option<&Value> {
     }
 }
 
-/// A native iterator over precomputed items (shapes, device lists, per-replica parts).
-pub struct ListIter {
-    items: RefCell<VecDeque<Value>>,
-}
-
-impl ListIter {
-    pub fn value(items: Vec<Value>) -> Value {
-        Value::native(ListIter {
-            items: RefCell::new(items.into()),
-        })
-    }
-}
-
-impl Object for ListIter {
-    fn type_name(&self) -> String {
-        "list_iterator".into()
-    }
-    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(this.clone())
-    }
-    fn next(&self, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        Ok(self.items.borrow_mut().pop_front())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
 /// A module-level function from a plain `fn` (closures without captures coerce to it).
 pub(crate) fn func(
     name: &str,
@@ -249,45 +192,4 @@ pub(crate) fn func(
     body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>,
 ) -> Value {
     NativeFn::value(name, doc, body)
-}
-
-/// Python's `repr(float)`: shortest round-trip digits, scientific below 1e-4 and from 1e16.
-pub(crate) fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    let sci = format!("{:e}", x.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let body = if !(-4..16).contains(&exp) {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        let m = if rest.is_empty() {
-            first.to_string()
-        } else {
-            format!("{first}.{rest}")
-        };
-        format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
-    } else if exp < 0 {
-        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
-    } else {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            format!("{digits}{}.0", "0".repeat(int_len - digits.len()))
-        } else {
-            let (a, b) = digits.split_at(int_len);
-            format!("{a}.{b}")
-        }
-    };
-    if x < 0.0 {
-        format!("-{body}")
-    } else {
-        body
-    }
 }

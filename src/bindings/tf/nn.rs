@@ -158,7 +158,7 @@ fn dropout(args: &Args, ctx: &mut dyn Ctx) -> R {
     if !(0.0..1.0).contains(&rate) {
         return Err(TfError::Value(format!(
             "rate must be a scalar tensor or a float in the range [0, 1), got {}",
-            super::py_float_repr(rate)
+            crate::lang::float_repr(rate)
         ))
         .into());
     }

@@ -5,7 +5,8 @@
 
 use std::any::Any;
 
-use super::{bound, py_tuple, ListIter, TfError};
+use super::{bound, py_tuple, TfError};
+use crate::bindings::common::ItemIter;
 use crate::lang::{Args, CmpOp, Ctx, NativeClass, Object, PyErr, PyResult, Value};
 
 /// A shape; `dims == None` is the unknown rank.
@@ -154,7 +155,7 @@ impl Object for TensorShape {
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         let dims = self.dims_or_err("Iteration")?;
-        Ok(ListIter::value(dims.iter().map(dim_value).collect()))
+        Ok(ItemIter::list(dims.iter().map(dim_value).collect()))
     }
     fn compare(&self, op: CmpOp, other: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         if !matches!(op, CmpOp::Eq | CmpOp::Ne) {

@@ -14,7 +14,8 @@ use super::eager::{apply, run, wrap};
 use super::function::concrete::{symbolic_repr, symbolic_str};
 use super::function::trace;
 use super::shape::TensorShape;
-use super::{bound, ListIter, TfError};
+use super::{bound, TfError};
+use crate::bindings::common::ItemIter;
 use crate::bindings::numpy::convert::python_scalar;
 use crate::lang::{BinOp, CmpOp, Ctx, Object, PyErr, PyResult, UnaryOp, Value};
 use crate::ops::{self, Binary, Eager, OpResult, SliceItem, Unary};
@@ -292,7 +293,7 @@ pub fn tensor_iter(t: ops::Tensor, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let spec = [SliceItem::Index(i as i64)];
         rows.push(apply(ctx, |e| ops::strided_slice(e, &t, &spec))?);
     }
-    Ok(ListIter::value(rows))
+    Ok(ItemIter::list(rows))
 }
 
 /// Attributes shared by tensors and variables (`shape`, `dtype`, `numpy`, ...). `read`

@@ -6,9 +6,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use super::py_str_repr;
 use crate::cell::{Output, StreamName};
 use crate::display::{plain, MimeBundle};
+use crate::lang::{float_repr, str_repr};
 use crate::lang::{Args, Ctx, PyErr, PyResult, State, Value};
 
 #[derive(Default)]
@@ -50,14 +50,6 @@ impl TestCtx {
     }
 }
 
-fn float_repr(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e16 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
-}
-
 impl Ctx for TestCtx {
     fn call(&mut self, f: &Value, args: Args) -> PyResult<Value> {
         match f {
@@ -86,7 +78,7 @@ impl Ctx for TestCtx {
             Value::Bool(b) => if *b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(x) => float_repr(*x),
-            Value::Str(s) => py_str_repr(s),
+            Value::Str(s) => str_repr(s),
             Value::List(l) => {
                 let items = l.borrow().clone();
                 let parts: Vec<String> = items

@@ -5,7 +5,8 @@
 
 use std::any::Any;
 
-use super::{address_of, ListIter};
+use super::address_of;
+use crate::bindings::common::ItemIter;
 use crate::lang::{CmpOp, Ctx, Object, PyErr, PyResult, Value};
 
 /// Values with one component per replica, printed as TF prints them:
@@ -151,7 +152,7 @@ impl Object for ReduceOpEnum {
         )?))
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(ListIter::value(vec![
+        Ok(ItemIter::list(vec![
             Value::native(ReduceOp::Sum),
             Value::native(ReduceOp::Mean),
         ]))

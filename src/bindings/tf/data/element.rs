@@ -5,7 +5,8 @@
 use std::rc::Rc;
 
 use crate::bindings::tf::convert::{numpy_value, tensor_value, to_array};
-use crate::bindings::tf::{py_str_repr, py_tuple, TfError};
+use crate::bindings::tf::{py_tuple, TfError};
+use crate::lang::str_repr;
 use crate::lang::{Ctx, PyResult, Value};
 use crate::tensor::array::NdArray;
 
@@ -125,7 +126,7 @@ impl Elem {
             Elem::Dict(pairs) => {
                 let parts: Vec<String> = pairs
                     .iter()
-                    .map(|(k, e)| format!("{}: {}", py_str_repr(k), e.spec(unknown_leading)))
+                    .map(|(k, e)| format!("{}: {}", str_repr(k), e.spec(unknown_leading)))
                     .collect();
                 format!("{{{}}}", parts.join(", "))
             }

@@ -10,8 +10,10 @@ use std::rc::Rc;
 use super::super::convert::{numpy_array, tensor_value, to_array, variable_of};
 use super::super::eager::{context, wrap};
 use super::super::tensor::Tensor;
-use super::super::{py_float_repr, py_str_repr, TfError};
+use super::super::TfError;
 use super::spec::{known, TensorSpec, TraceType};
+use crate::lang::float_repr;
+use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, Dict, HashKey, PyErr, PyResult, Signature, Value};
 use crate::ops::{self, Recorder};
 use crate::tensor::NdArray;
@@ -145,7 +147,7 @@ pub fn binding_error(why: &str, args: &Args, signature: &str, ctx: &mut dyn Ctx)
         .map(|(k, v)| {
             format!(
                 "{}: {}",
-                py_str_repr(k),
+                str_repr(k),
                 ctx.repr(v).unwrap_or_else(|_| "?".into())
             )
         })
@@ -180,8 +182,8 @@ fn literal_text(v: &Value) -> String {
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
-        Value::Float(x) => py_float_repr(*x),
-        Value::Str(s) => py_str_repr(s),
+        Value::Float(x) => float_repr(*x),
+        Value::Str(s) => str_repr(s),
         other => format!("<{} object>", other.type_name()),
     }
 }

@@ -7,10 +7,11 @@
 
 use super::super::convert::{numpy_array, tensor_of, variable_of};
 use super::super::tensor::Tensor;
-use super::super::{py_str_repr, TfError};
+use super::super::TfError;
 use super::trace;
 use crate::bindings::tf::TfState;
 use crate::cell::{Output, StreamName};
+use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyResult, Value};
 use crate::ops::{self, PrintPart, PrintSpec, PrintStream};
 
@@ -49,7 +50,7 @@ fn template(
     }
     match v {
         Value::Str(s) if top => text(parts, s.to_string()),
-        Value::Str(s) => text(parts, py_str_repr(s)),
+        Value::Str(s) => text(parts, str_repr(s)),
         Value::List(_) | Value::Tuple(_) => {
             let items = v.as_seq().unwrap_or_default();
             let list = matches!(v, Value::List(_));
@@ -125,7 +126,7 @@ pub fn tf_print(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
             "sep" => sep = v.as_str()?.to_string(),
             "end" => end = v.as_str()?.to_string(),
             "name" => {}
-            _ => unknown.push(format!("{}: {}", py_str_repr(k), ctx.repr(v)?)),
+            _ => unknown.push(format!("{}: {}", str_repr(k), ctx.repr(v)?)),
         }
     }
     if !unknown.is_empty() {

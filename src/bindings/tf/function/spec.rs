@@ -9,11 +9,12 @@
 
 use std::any::Any;
 
+use super::super::bound;
 use super::super::convert::{dtype_arg, engine_dtype, held_array, tf_dtype, variable_of};
 use super::super::dtypes::DType as TfDType;
 use super::super::shape::TensorShape;
 use super::super::tensor::Tensor;
-use super::super::{bound, py_str_repr};
+use crate::lang::str_repr;
 use crate::lang::{Args, CmpOp, Ctx, HashKey, NativeClass, Object, PyResult, Value};
 use crate::ops::StaticShape;
 use crate::tensor::DType;
@@ -76,7 +77,7 @@ impl TensorSpec {
             "TensorSpec(shape={}, dtype=tf.{}, name={})",
             shape_text(&self.shape),
             self.dtype.name(),
-            self.name.as_deref().map_or("None".to_string(), py_str_repr)
+            self.name.as_deref().map_or("None".to_string(), str_repr)
         )
     }
 

@@ -6,11 +6,12 @@
 
 use std::cell::RefCell;
 
-use super::super::{func, given, print_line, py_float_repr};
+use super::super::{func, given, print_line};
 use super::callbacks::{to_f64, CallbackObj, Kind};
 use super::schedules::{
     check_mode, epoch_and_logs, higher_is_better, log_value, opt_bool, opt_i64, opt_str, warn, Rule,
 };
+use crate::lang::float_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
 struct LrScheduler {
@@ -58,7 +59,7 @@ impl Rule for LrScheduler {
                         &format!(
                             "\nEpoch {}: LearningRateScheduler setting learning rate to {}.",
                             epoch + 1,
-                            py_float_repr(rate)
+                            float_repr(rate)
                         ),
                     );
                 }
@@ -129,7 +130,7 @@ pub fn format_path(
 fn format_one(v: &Value, spec: &str, ctx: &mut dyn Ctx) -> PyResult<String> {
     if spec.is_empty() {
         return match v {
-            Value::Float(x) => Ok(py_float_repr(*x)),
+            Value::Float(x) => Ok(float_repr(*x)),
             other => ctx.str(other),
         };
     }

@@ -14,8 +14,9 @@ use super::super::convert::{tensor_as, tensor_of, to_array};
 use super::super::distribute::{active_strategy, replica_context, Strategy};
 use super::super::eager::{apply, op_err};
 use super::super::ops::arg;
-use super::super::{address_of, func, given, py_str_repr, TfError};
+use super::super::{address_of, func, given, TfError};
 use crate::keras::losses::{self, LossFn, Reduction};
+use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, NativeClass, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::{self, Tensor};
 use crate::tensor::DType;
@@ -54,7 +55,7 @@ impl LossObj {
     fn kwargs_repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
         let mut parts = Vec::new();
         for (k, v) in self.kwargs() {
-            parts.push(format!("{}: {}", py_str_repr(k), ctx.repr(&v)?));
+            parts.push(format!("{}: {}", str_repr(k), ctx.repr(&v)?));
         }
         Ok(format!("{{{}}}", parts.join(", ")))
     }
@@ -394,7 +395,7 @@ fn reduction_class() -> Value {
     let all_text = format!(
         "({})",
         ALL.iter()
-            .map(|k| py_str_repr(k))
+            .map(|k| str_repr(k))
             .collect::<Vec<_>>()
             .join(", ")
     );

@@ -221,7 +221,7 @@ fn threshold_list(v: Option<&Value>) -> PyResult<Option<Vec<f64>>> {
 
 fn check_thresholds(t: &[f64]) -> PyResult<()> {
     if t.iter().any(|x| !(0.0..=1.0).contains(x)) {
-        let shown: Vec<String> = t.iter().map(|x| super::super::py_float_repr(*x)).collect();
+        let shown: Vec<String> = t.iter().map(|x| crate::lang::float_repr(*x)).collect();
         return Err(TfError::Value(format!(
             "Threshold values must be in [0, 1]. Received: [{}]",
             shown.join(", ")

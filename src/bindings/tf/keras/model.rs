@@ -620,7 +620,7 @@ fn get_layer(layers: &[Value], args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value
         if n == name {
             return Ok(l.clone());
         }
-        names.push(super::super::py_str_repr(&n));
+        names.push(crate::lang::str_repr(&n));
     }
     Err(PyErr::value_error(format!(
         "No such layer: {name}. Existing layers are: [{}].",

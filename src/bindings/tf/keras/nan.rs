@@ -5,9 +5,10 @@
 //! invalid loss (Keras would train on with NaN weights) and warns on stderr with what to try.
 //! The engine's epoch loop decides when to stop; this file only speaks.
 
-use super::super::{func, given, print_line, py_float_repr};
+use super::super::{func, given, print_line};
 use super::callbacks::{set_attr, to_f64, CallbackObj, Kind};
 use super::schedules::{log_value, warn, Rule};
+use crate::lang::float_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
 struct TerminateOnNaN {
@@ -42,7 +43,7 @@ impl Rule for TerminateOnNaN {
                 format!(
                     "NaN or Inf loss encountered at batch {batch}. Loss value: {}. \
                      Terminating training immediately.",
-                    py_float_repr(loss)
+                    float_repr(loss)
                 ),
             ));
         }

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use super::super::convert::{tensor_of, variable_of};
 use super::super::eager::{op_err, run};
-use super::super::{address_of, bound, given, py_str_repr, TfError};
+use super::super::{address_of, bound, given, TfError};
 use super::layers::kerr;
 use super::metrics::auto_name;
 use super::model::ModelObj;
@@ -25,6 +25,7 @@ use super::state_variable::StateVariable;
 use super::variable::KerasVariable;
 use crate::keras::optimizer::{Clip, Optimizer, Rate, Target};
 use crate::keras::{OptKind, OptimizerConfig};
+use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::{self, Assign};
 use crate::tensor::{NdArray, Scalar};
@@ -224,7 +225,7 @@ fn construct(class: &'static Class, args: &Args, ctx: &mut dyn Ctx) -> PyResult<
     if !unknown.is_empty() {
         let mut parts = vec![];
         for (k, v) in &unknown {
-            parts.push(format!("{}: {}", py_str_repr(k), ctx.repr(v)?));
+            parts.push(format!("{}: {}", str_repr(k), ctx.repr(v)?));
         }
         return Err(TfError::Value(format!(
             "Argument(s) not recognized: {{{}}}",
@@ -511,7 +512,7 @@ impl OptimizerObj {
             .iter()
             .zip(&targets)
             .filter(|(g, _)| g.is_none())
-            .map(|(_, t)| py_str_repr(&t.name))
+            .map(|(_, t)| str_repr(&t.name))
             .collect();
         if !missing.is_empty() && missing.len() < tensors.len() {
             let text = format!(

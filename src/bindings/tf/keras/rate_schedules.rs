@@ -72,7 +72,7 @@ fn positive_steps(v: f64) -> PyResult<()> {
         let shown = if v.fract() == 0.0 {
             format!("{}", v as i64)
         } else {
-            super::super::py_float_repr(v)
+            crate::lang::float_repr(v)
         };
         return Err(TfError::Value(format!(
             "Argument `decay_steps` must be > 0. Received: decay_steps={shown}"

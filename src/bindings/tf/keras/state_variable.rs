@@ -8,12 +8,13 @@
 
 use std::any::Any;
 
+use super::super::bound;
 use super::super::convert::to_array;
 use super::super::eager::{context, run, wrap};
 use super::super::tensor::{
     array_attr, array_truthy, numpy_text, tensor_binop, tensor_compare, tensor_unary,
 };
-use super::super::{bound, py_float_repr};
+use crate::lang::float_repr;
 use crate::lang::{Args, BinOp, CmpOp, Ctx, Object, PyResult, UnaryOp, Value};
 use crate::ops::{self, Assign};
 use crate::tensor::{shape_str, NdArray};
@@ -35,7 +36,7 @@ fn value_text(a: &NdArray) -> String {
     if a.ndim() == 0 {
         if a.dtype().is_float() {
             let (_, v) = a.to_f64_vec();
-            return py_float_repr(v.first().copied().unwrap_or(0.0));
+            return float_repr(v.first().copied().unwrap_or(0.0));
         }
         let (_, v) = a.to_i64_vec();
         return v.first().copied().unwrap_or(0).to_string();

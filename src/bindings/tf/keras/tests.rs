@@ -262,7 +262,7 @@ fn history_collects_each_epochs_logs() -> PyResult<()> {
 
 #[test]
 fn python_float_reprs() {
-    use super::super::py_float_repr as r;
+    use crate::lang::float_repr as r;
     assert_eq!(r(0.005), "0.005");
     assert_eq!(r(1e-05), "1e-05");
     assert_eq!(r(0.00025), "0.00025");

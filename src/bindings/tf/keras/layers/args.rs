@@ -263,7 +263,7 @@ pub fn dropout(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         return Err(PyErr::value_error(format!(
             "Invalid value received for argument `rate`. Expected a float value between 0 and \
              1. Received: rate={}",
-            super::super::super::py_float_repr(rate)
+            crate::lang::float_repr(rate)
         )));
     }
     if given(&s[1]).is_some() {

@@ -82,9 +82,9 @@ pub fn check_kwargs(cls: &str, kw: &[(String, Value)], also: &[&str]) -> PyResul
 
 fn short_repr(v: &Value) -> String {
     match v {
-        Value::Str(s) => super::super::super::py_str_repr(s),
+        Value::Str(s) => crate::lang::str_repr(s),
         Value::Int(i) => i.to_string(),
-        Value::Float(x) => super::super::super::py_float_repr(*x),
+        Value::Float(x) => crate::lang::float_repr(*x),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::None => "None".into(),
         other => format!("<{}>", other.type_name()),
