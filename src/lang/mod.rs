@@ -56,6 +56,7 @@ mod repr;
 mod runtime;
 mod scope;
 mod sort;
+mod stand_in;
 mod syntax;
 mod traceback;
 mod trashcan;
@@ -68,6 +69,7 @@ pub use interp::{is_complete, Interpreter};
 pub use native::{NativeClass, NativeFn, NativeModule};
 pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
 pub use repr::{float_repr, str_repr};
+pub use stand_in::StandIn;
 pub use value::{Dict, HashKey, Value};
 
 /// The exception class a native raises by `name` (`PyErr::new(name, ..)`), as a value to

@@ -1,22 +1,20 @@
 //! `IPython.display` as cells use it: display with ids and in-place updates, clear_output,
 //! and the rich wrappers' bundles.
 
-use crate::common::mock_ctx as support;
-
 use mirror_kernel::bindings::ipython::module;
 use mirror_kernel::cell::Output;
+use mirror_kernel::lang::StandIn;
 use mirror_kernel::lang::{Ctx, Value};
-use support::MockCtx;
 
 #[test]
 fn display_with_id_then_update_through_the_handle() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let d = module("IPython.display", &mut ctx).unwrap();
     let html = ctx
-        .call_attr(&d, "HTML", vec![Value::str("<b>epoch 1</b>")], vec![])
+        .call_attr_kw(&d, "HTML", vec![Value::str("<b>epoch 1</b>")], vec![])
         .unwrap();
     let handle = ctx
-        .call_attr(
+        .call_attr_kw(
             &d,
             "display",
             vec![html],
@@ -24,10 +22,11 @@ fn display_with_id_then_update_through_the_handle() {
         )
         .unwrap();
     let md = ctx
-        .call_attr(&d, "Markdown", vec![Value::str("**done**")], vec![])
+        .call_attr_kw(&d, "Markdown", vec![Value::str("**done**")], vec![])
         .unwrap();
-    ctx.call_attr(&handle, "update", vec![md], vec![]).unwrap();
-    ctx.call_attr(
+    ctx.call_attr_kw(&handle, "update", vec![md], vec![])
+        .unwrap();
+    ctx.call_attr_kw(
         &d,
         "clear_output",
         vec![],
@@ -59,11 +58,11 @@ fn display_with_id_then_update_through_the_handle() {
 
 #[test]
 fn display_of_plain_values_uses_their_repr_and_returns_none() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let top = module("IPython", &mut ctx).unwrap();
     let d = ctx.getattr(&top, "display").unwrap();
     let r = ctx
-        .call_attr(
+        .call_attr_kw(
             &d,
             "display",
             vec![Value::Int(42), Value::str("hi")],
@@ -88,7 +87,7 @@ fn display_of_plain_values_uses_their_repr_and_returns_none() {
 
 #[test]
 fn image_embeds_png_files_and_rejects_other_formats() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let d = module("IPython.display", &mut ctx).unwrap();
     let dir = std::env::temp_dir().join(format!("mk-ipy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -104,7 +103,7 @@ fn image_embeds_png_files_and_rejects_other_formats() {
     }
     std::fs::write(&png_path, &png).unwrap();
     let img = ctx
-        .call_attr(
+        .call_attr_kw(
             &d,
             "Image",
             vec![],
@@ -120,15 +119,15 @@ fn image_embeds_png_files_and_rejects_other_formats() {
     let txt = dir.join("notes.txt");
     std::fs::write(&txt, "hello").unwrap();
     let e = ctx
-        .call_attr(&d, "Image", vec![Value::str(txt.to_str().unwrap())], vec![])
+        .call_attr_kw(&d, "Image", vec![Value::str(txt.to_str().unwrap())], vec![])
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
     let e = ctx
-        .call_attr(&d, "Image", vec![Value::str("/no/such/file.png")], vec![])
+        .call_attr_kw(&d, "Image", vec![Value::str("/no/such/file.png")], vec![])
         .unwrap_err();
     assert_eq!(e.type_name(), "FileNotFoundError");
     let math = ctx
-        .call_attr(&d, "Math", vec![Value::str("x^2")], vec![])
+        .call_attr_kw(&d, "Math", vec![Value::str("x^2")], vec![])
         .unwrap();
     assert_eq!(
         ctx.rich(&math).unwrap()["text/latex"],

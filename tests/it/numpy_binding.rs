@@ -2,23 +2,20 @@
 //! compared with what numpy 2 printed for the same operations
 //! (tests/fixtures/numpy/binding_cases.json, made by gen_binding_cases.py).
 
-use crate::common::numpy_ctx as numpy_support;
+use crate::common::floats;
+use crate::common::index::{Ellipsis, Slice};
 
 use std::collections::HashMap;
 
-use mirror_kernel::lang::{Args, BinOp, CmpOp, Ctx, PyErr, PyResult, Value};
-use numpy_support::{Ellipsis, MockCtx, Slice};
+use mirror_kernel::lang::{Args, BinOp, CmpOp, Ctx, PyErr, PyResult, StandIn, Value};
 
 struct T {
-    ctx: MockCtx,
+    ctx: StandIn,
     np: Value,
 }
 
 fn ints(v: &[i64]) -> Value {
     Value::list(v.iter().map(|&i| Value::Int(i)).collect())
-}
-fn floats(v: &[f64]) -> Value {
-    Value::list(v.iter().map(|&i| Value::Float(i)).collect())
 }
 fn tup(v: &[i64]) -> Value {
     Value::tuple(v.iter().map(|&i| Value::Int(i)).collect())
@@ -29,7 +26,7 @@ fn sl(a: Option<i64>, b: Option<i64>, c: Option<i64>) -> Value {
 
 impl T {
     fn new() -> T {
-        let mut ctx = MockCtx::default();
+        let mut ctx = StandIn::default();
         let np = mirror_kernel::bindings::numpy::module(&mut ctx).expect("module loads");
         T { ctx, np }
     }

@@ -2,15 +2,14 @@
 //! state, `show()` and the end-of-cell hook display PNGs of the requested size, `subplots`
 //! axes index like numpy arrays, and `savefig` writes PNG or SVG.
 
-use crate::common::mock_ctx as support;
-
+use crate::common::floats;
 use base64::Engine;
 use mirror_kernel::bindings::plt::{flush_figures, module};
 use mirror_kernel::cell::Output;
+use mirror_kernel::lang::StandIn;
 use mirror_kernel::lang::{Ctx, Value};
-use support::{floats, MockCtx};
 
-fn displayed_pngs(ctx: &mut MockCtx) -> Vec<(String, (u32, u32))> {
+fn displayed_pngs(ctx: &mut StandIn) -> Vec<(String, (u32, u32))> {
     ctx.outputs
         .drain(..)
         .filter_map(|o| match o {
@@ -30,10 +29,10 @@ fn displayed_pngs(ctx: &mut MockCtx) -> Vec<(String, (u32, u32))> {
 
 #[test]
 fn plot_then_show_displays_one_png_and_closes_the_figure() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     let lines = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "plot",
             vec![floats(&[1.0, 4.0, 9.0]), Value::str("r--")],
@@ -41,10 +40,10 @@ fn plot_then_show_displays_one_png_and_closes_the_figure() {
         )
         .unwrap();
     assert!(ctx.repr(&lines).unwrap().contains("Line2D"));
-    ctx.call_attr(&plt, "title", vec![Value::str("Loss")], vec![])
+    ctx.call_attr_kw(&plt, "title", vec![Value::str("Loss")], vec![])
         .unwrap();
-    ctx.call_attr(&plt, "legend", vec![], vec![]).unwrap();
-    ctx.call_attr(&plt, "show", vec![], vec![]).unwrap();
+    ctx.call_attr_kw(&plt, "legend", vec![], vec![]).unwrap();
+    ctx.call_attr_kw(&plt, "show", vec![], vec![]).unwrap();
     let shown = displayed_pngs(&mut ctx);
     assert_eq!(
         shown,
@@ -57,17 +56,17 @@ fn plot_then_show_displays_one_png_and_closes_the_figure() {
 
 #[test]
 fn figures_left_open_are_shown_at_cell_end() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     let size = Value::tuple(vec![Value::Float(3.0), Value::Float(2.0)]);
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &plt,
         "figure",
         vec![],
         vec![("figsize", size), ("dpi", Value::Int(50))],
     )
     .unwrap();
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &plt,
         "hist",
         vec![floats(&[1.0, 2.0, 2.0, 3.0, 3.0, 3.0])],
@@ -75,7 +74,7 @@ fn figures_left_open_are_shown_at_cell_end() {
     )
     .unwrap();
     // An empty figure shows as text only, as matplotlib's inline backend does.
-    ctx.call_attr(&plt, "figure", vec![], vec![]).unwrap();
+    ctx.call_attr_kw(&plt, "figure", vec![], vec![]).unwrap();
     flush_figures(&mut ctx);
     let texts: Vec<String> = ctx
         .outputs
@@ -106,11 +105,11 @@ fn figures_left_open_are_shown_at_cell_end() {
 
 #[test]
 fn hist_counts_match_numpy() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     // numpy.histogram([0, 1, 1, 2, 5, 10], bins=4) -> [4, 0, 1, 1], edges 0, 2.5, 5, 7.5, 10
     let out = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "hist",
             vec![floats(&[0.0, 1.0, 1.0, 2.0, 5.0, 10.0])],
@@ -136,10 +135,10 @@ fn hist_counts_match_numpy() {
 
 #[test]
 fn subplots_axes_index_like_numpy_and_savefig_writes_files() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     let res = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "subplots",
             vec![Value::Int(2), Value::Int(2)],
@@ -155,14 +154,14 @@ fn subplots_axes_index_like_numpy_and_savefig_writes_files() {
         .clone()
         .getitem(&Value::tuple(vec![Value::Int(0), Value::Int(1)]), &mut ctx)
         .unwrap();
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &ax01,
         "plot",
         vec![floats(&[0.0, 1.0]), floats(&[1.0, 0.0])],
         vec![],
     )
     .unwrap();
-    ctx.call_attr(&ax01, "set_title", vec![Value::str("top right")], vec![])
+    ctx.call_attr_kw(&ax01, "set_title", vec![Value::str("top right")], vec![])
         .unwrap();
     let row1 = arr.clone().getitem(&Value::Int(-1), &mut ctx).unwrap();
     let Value::Native(row) = &row1 else {
@@ -172,7 +171,7 @@ fn subplots_axes_index_like_numpy_and_savefig_writes_files() {
     let digit: Vec<Value> = (0..28)
         .map(|r| floats(&(0..28).map(|c| ((r * c) % 255) as f64).collect::<Vec<_>>()))
         .collect();
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &ax10,
         "imshow",
         vec![Value::list(digit)],
@@ -188,14 +187,14 @@ fn subplots_axes_index_like_numpy_and_savefig_writes_files() {
     std::fs::create_dir_all(&dir).unwrap();
     let png_path = dir.join("grid.png");
     let svg_path = dir.join("grid.svg");
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &fig,
         "savefig",
         vec![Value::str(png_path.to_str().unwrap())],
         vec![("dpi", Value::Int(50))],
     )
     .unwrap();
-    ctx.call_attr(
+    ctx.call_attr_kw(
         &plt,
         "savefig",
         vec![Value::str(svg_path.to_str().unwrap())],
@@ -208,17 +207,17 @@ fn subplots_axes_index_like_numpy_and_savefig_writes_files() {
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(svg.contains("width=\"800\""));
     assert!(ctx
-        .call_attr(&plt, "savefig", vec![Value::str("x.jpg")], vec![])
+        .call_attr_kw(&plt, "savefig", vec![Value::str("x.jpg")], vec![])
         .is_err());
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn bad_arguments_raise_python_errors() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     let e = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "plot",
             vec![floats(&[1.0, 2.0]), floats(&[1.0])],
@@ -227,27 +226,27 @@ fn bad_arguments_raise_python_errors() {
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
     let e = ctx
-        .call_attr(&plt, "plot", vec![floats(&[1.0]), Value::str("q")], vec![])
+        .call_attr_kw(&plt, "plot", vec![floats(&[1.0]), Value::str("q")], vec![])
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
     let e = ctx
-        .call_attr(&plt, "imshow", vec![floats(&[])], vec![])
+        .call_attr_kw(&plt, "imshow", vec![floats(&[])], vec![])
         .unwrap_err();
     assert_eq!(e.type_name(), "TypeError");
     let huge = Value::tuple(vec![Value::Int(100000), Value::Int(5)]);
     let e = ctx
-        .call_attr(&plt, "figure", vec![], vec![("figsize", huge)])
+        .call_attr_kw(&plt, "figure", vec![], vec![("figsize", huge)])
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
 }
 
 #[test]
 fn huge_grids_and_bin_counts_are_refused() {
-    let mut ctx = MockCtx::default();
+    let mut ctx = StandIn::default();
     let plt = module("matplotlib.pyplot", &mut ctx).unwrap();
     let big = Value::Int(i64::MAX);
     let e = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "subplot",
             vec![big.clone(), big, Value::Int(1)],
@@ -256,7 +255,7 @@ fn huge_grids_and_bin_counts_are_refused() {
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
     let e = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "hist",
             vec![floats(&[1.0])],
@@ -265,7 +264,7 @@ fn huge_grids_and_bin_counts_are_refused() {
         .unwrap_err();
     assert_eq!(e.type_name(), "ValueError");
     let e = ctx
-        .call_attr(
+        .call_attr_kw(
             &plt,
             "hist",
             vec![floats(&[1.0])],

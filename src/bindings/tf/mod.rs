@@ -46,8 +46,6 @@ pub mod variable;
 #[cfg(test)]
 mod tensor_tests;
 #[cfg(test)]
-mod testctx;
-#[cfg(test)]
 mod tests;
 
 use thiserror::Error;

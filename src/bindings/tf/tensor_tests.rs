@@ -1,12 +1,12 @@
 //! Unit tests of `tf.Tensor`, `tf.Variable` and the tensor functions: the printed forms
 //! are TensorFlow 2.16's (numpy 1.x scalars inside), the dtype rules TF's.
 
-use super::testctx::TestCtx;
 use super::*;
+use crate::lang::StandIn;
 use crate::lang::{Args, BinOp, PyErr};
 
-fn setup() -> (TestCtx, Value) {
-    let mut ctx = TestCtx::default();
+fn setup() -> (StandIn, Value) {
+    let mut ctx = StandIn::default();
     let tf = module(&mut ctx).unwrap_or(Value::None);
     (ctx, tf)
 }

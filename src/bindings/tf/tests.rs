@@ -1,12 +1,12 @@
-//! Unit tests of the `tensorflow` binding through [`TestCtx`]: device reprs and layout
+//! Unit tests of the `tensorflow` binding through [`StandIn`]: device reprs and layout
 //! rules, strategy construction and its INFO line, scopes, `run`/`reduce`, the scope
 //! mistakes, dtypes and `TensorShape`. Expected texts are what TensorFlow 2.16 prints.
 
-use super::testctx::TestCtx;
 use super::*;
+use crate::lang::StandIn;
 use crate::lang::{Args, PyErr};
 
-fn tf(ctx: &mut TestCtx) -> Value {
+fn tf(ctx: &mut StandIn) -> Value {
     module(ctx).unwrap_or(Value::None)
 }
 
@@ -14,12 +14,12 @@ fn s(v: &str) -> Value {
     Value::str(v)
 }
 
-fn repr(ctx: &mut TestCtx, v: &Value) -> String {
+fn repr(ctx: &mut StandIn, v: &Value) -> String {
     ctx.repr(v).unwrap_or_else(|e| format!("<error {e}>"))
 }
 
 /// Splits the CPU into `n` logical devices, as a first cell would.
-fn split_cpu(ctx: &mut TestCtx, tf: &Value, n: usize) -> PyResult<Value> {
+fn split_cpu(ctx: &mut StandIn, tf: &Value, n: usize) -> PyResult<Value> {
     let cpu = ctx.call_attr(tf, "config.list_physical_devices", vec![s("CPU")])?;
     let cpu0 = ctx.iterate(&cpu)?.remove(0);
     let cfg = ctx.attr(tf, "config.LogicalDeviceConfiguration")?;
@@ -43,7 +43,7 @@ fn err_of(r: PyResult<Value>) -> PyErr {
 
 #[test]
 fn physical_and_logical_device_reprs() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let cpus = ctx.call_attr(&tf, "config.list_physical_devices", vec![s("CPU")])?;
     assert_eq!(
@@ -70,7 +70,7 @@ fn physical_and_logical_device_reprs() -> PyResult<()> {
 
 #[test]
 fn layout_freezes_after_first_use_but_same_layout_is_fine() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     split_cpu(&mut ctx, &tf, 2)?;
     ctx.call_attr(&tf, "config.list_logical_devices", vec![])?;
@@ -85,7 +85,7 @@ fn layout_freezes_after_first_use_but_same_layout_is_fine() -> PyResult<()> {
 
 #[test]
 fn cpu_memory_limit_and_unknown_device_are_value_errors() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let cpu = ctx.call_attr(&tf, "config.list_physical_devices", vec![s("CPU")])?;
     let cpu0 = ctx.iterate(&cpu)?.remove(0);
@@ -116,7 +116,7 @@ fn cpu_memory_limit_and_unknown_device_are_value_errors() -> PyResult<()> {
 
 #[test]
 fn mirrored_strategy_prints_info_and_counts_replicas() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     split_cpu(&mut ctx, &tf, 2)?;
     let strategy = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
@@ -147,7 +147,7 @@ fn mirrored_strategy_prints_info_and_counts_replicas() -> PyResult<()> {
 
 #[test]
 fn one_device_default_has_a_one_tuple_info_line() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     // One logical CPU whatever MIRROR_LOGICAL_CPUS says in the test's environment.
     split_cpu(&mut ctx, &tf, 1)?;
@@ -163,7 +163,7 @@ fn one_device_default_has_a_one_tuple_info_line() -> PyResult<()> {
 
 #[test]
 fn explicit_devices_are_checked() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     split_cpu(&mut ctx, &tf, 2)?;
     let ms = ctx.attr(&tf, "distribute.MirroredStrategy")?;
@@ -190,11 +190,11 @@ fn explicit_devices_are_checked() -> PyResult<()> {
 
 #[test]
 fn scope_is_session_state_and_mixing_is_refused() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let a = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
     let b = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
-    let has = |ctx: &mut TestCtx| ctx.call_attr(&tf, "distribute.has_strategy", vec![]);
+    let has = |ctx: &mut StandIn| ctx.call_attr(&tf, "distribute.has_strategy", vec![]);
     assert!(matches!(has(&mut ctx)?, Value::Bool(false)));
     let scope = ctx.call_attr(&a, "scope", vec![])?;
     let Value::Native(sc) = scope.clone() else {
@@ -227,7 +227,7 @@ fn scope_is_session_state_and_mixing_is_refused() -> PyResult<()> {
 
 #[test]
 fn run_gives_per_replica_values_and_reduce_combines_them() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     split_cpu(&mut ctx, &tf, 2)?;
     let strategy = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
@@ -271,7 +271,7 @@ fn run_gives_per_replica_values_and_reduce_combines_them() -> PyResult<()> {
 
 #[test]
 fn fit_scope_checks_name_the_mistake() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let a = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
     let b = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;
@@ -307,7 +307,7 @@ fn fit_scope_checks_name_the_mistake() -> PyResult<()> {
 
 #[test]
 fn strategies_this_kernel_does_not_run_raise_tf_errors() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let e = err_of(ctx.call_attr(&tf, "distribute.TPUStrategy", vec![]));
     assert_eq!(e.type_name(), "ValueError");
@@ -333,7 +333,7 @@ fn strategies_this_kernel_does_not_run_raise_tf_errors() -> PyResult<()> {
 
 #[test]
 fn dtypes_and_shapes_print_as_tf() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     let f32 = ctx.attr(&tf, "float32")?;
     assert_eq!(repr(&mut ctx, &f32), "tf.float32");
@@ -377,7 +377,7 @@ fn dtypes_and_shapes_print_as_tf() -> PyResult<()> {
 
 #[test]
 fn strategy_rich_repr_lists_its_devices() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let tf = tf(&mut ctx);
     split_cpu(&mut ctx, &tf, 2)?;
     let st = ctx.call_attr(&tf, "distribute.MirroredStrategy", vec![])?;

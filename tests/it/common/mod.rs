@@ -1,6 +1,5 @@
 //! What several test modules share: running cells through a real session (`cells`), the
-//! stand-ins for the interpreter's `Ctx` that drive bindings directly (`mock_ctx`,
-//! `numpy_ctx`), the host-only replica model of the distribution tests (`host_mlp`), the
+//! index objects for driving a binding through `lang::StandIn` (`index`), the host-only replica model of the distribution tests (`host_mlp`), the
 //! Keras strategy checks run on CPU and GPU replicas (`strategy`), and the CUDA test
 //! helpers (`cuda`). Not every module uses every helper, so unused ones are allowed here.
 #![allow(dead_code)]
@@ -8,11 +7,17 @@
 pub mod cells;
 pub mod cuda;
 pub mod host_mlp;
-pub mod mock_ctx;
-pub mod numpy_ctx;
+pub mod index;
 pub mod strategy;
 
 use std::sync::{Mutex, MutexGuard};
+
+use mirror_kernel::lang::Value;
+
+/// A Python list of floats.
+pub fn floats(v: &[f64]) -> Value {
+    Value::list(v.iter().map(|x| Value::Float(*x)).collect())
+}
 
 /// Serialises the tests that set process-wide environment variables (`KERAS_HOME`): every
 /// module runs in one process now, so two such tests must not overlap.

@@ -6,9 +6,9 @@
 use std::any::Any;
 use std::cell::RefCell;
 
-use super::super::testctx::TestCtx;
 use super::callbacks::{logs_dict, CallbackList};
 use crate::cell::StreamName;
+use crate::lang::StandIn;
 use crate::lang::{Args, Ctx, NativeFn, Object, PyErr, PyResult, Value};
 
 /// Records what callbacks do to a model: weights are the epoch they were taken at.
@@ -68,7 +68,7 @@ impl Object for Recorder {
     }
 }
 
-fn setup(ctx: &mut TestCtx, cb: &str, args: Args) -> PyResult<(Value, Value, CallbackList)> {
+fn setup(ctx: &mut StandIn, cb: &str, args: Args) -> PyResult<(Value, Value, CallbackList)> {
     let keras = super::module();
     let cls = ctx.attr(&keras, &format!("callbacks.{cb}"))?;
     let cb = ctx.call(&cls, args)?;
@@ -86,7 +86,7 @@ fn setup(ctx: &mut TestCtx, cb: &str, args: Args) -> PyResult<(Value, Value, Cal
 
 /// Runs epochs with the given values of `key` until the model asks to stop.
 fn run_epochs(
-    ctx: &mut TestCtx,
+    ctx: &mut StandIn,
     list: &CallbackList,
     model: &Value,
     key: &str,
@@ -114,7 +114,7 @@ fn run_epochs(
 
 #[test]
 fn early_stopping_waits_patience_epochs_and_restores_the_best() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let args = Args::default()
         .with_kw("monitor", Value::str("loss"))
         .with_kw("patience", Value::Int(2))
@@ -143,7 +143,7 @@ fn early_stopping_waits_patience_epochs_and_restores_the_best() -> PyResult<()> 
 
 #[test]
 fn early_stopping_on_a_missing_metric_warns_and_keeps_going() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let (_, model, list) = setup(&mut ctx, "EarlyStopping", Args::default())?;
     assert_eq!(
         run_epochs(&mut ctx, &list, &model, "loss", &[1.0, 2.0, 3.0])?,
@@ -159,7 +159,7 @@ fn early_stopping_on_a_missing_metric_warns_and_keeps_going() -> PyResult<()> {
 
 #[test]
 fn learning_rate_scheduler_sets_the_rate_and_logs_it() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let halve = NativeFn::value("halve", "", |a, _| {
         let lr = a.pos.get(1).map_or(Ok(0.0), |v| v.as_float())?;
         Ok(Value::Float(lr * 0.5))
@@ -200,7 +200,7 @@ fn learning_rate_scheduler_sets_the_rate_and_logs_it() -> PyResult<()> {
 
 #[test]
 fn model_checkpoint_formats_paths_and_saves_only_improvements() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let args = Args::new(vec![Value::str("ckpt-{epoch:02d}-{val_loss:.2f}.keras")])
         .with_kw("save_best_only", Value::Bool(true));
     let (_, model, list) = setup(&mut ctx, "ModelCheckpoint", args)?;
@@ -228,7 +228,7 @@ fn model_checkpoint_formats_paths_and_saves_only_improvements() -> PyResult<()> 
 
 #[test]
 fn history_collects_each_epochs_logs() -> PyResult<()> {
-    let mut ctx = TestCtx::default();
+    let mut ctx = StandIn::default();
     let (cb, model, list) = setup(&mut ctx, "History", Args::default())?;
     run_epochs(&mut ctx, &list, &model, "loss", &[0.5, 0.25])?;
     let h = ctx.attr(&cb, "history")?;

@@ -1,23 +1,29 @@
-//! A minimal [`Ctx`] for this module's unit tests: it calls natives directly, renders the
-//! plain Python values the tests need, and collects output. It stands in for the
-//! interpreter only inside `cargo test --lib bindings::tf`; the integration tests in
-//! tests/tf_*.rs drive real cells through the session instead.
+//! [`StandIn`]: a [`Ctx`] without an interpreter, for driving natives (the bindings'
+//! modules and objects) from Rust: it calls natives, walks attributes, iterates, renders
+//! plain values with the interpreter's own reprs, and collects what natives emit. The
+//! crate's unit tests and the integration tests that exercise a binding directly use it;
+//! everything that needs Python semantics (user classes, `__repr__` written in Python) runs
+//! through a real session instead.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use super::exc::{PyErr, PyResult};
+use super::object::{Args, Ctx, State};
+use super::repr::{float_repr, str_repr};
+use super::value::Value;
 use crate::cell::{Output, StreamName};
 use crate::display::{plain, MimeBundle};
-use crate::lang::{float_repr, str_repr};
-use crate::lang::{Args, Ctx, PyErr, PyResult, State, Value};
 
+/// A context that stands in for the interpreter.
 #[derive(Default)]
-pub struct TestCtx {
+pub struct StandIn {
     pub state: State,
+    /// What natives emitted (`print`, displays), in order.
     pub outputs: Vec<Output>,
 }
 
-impl TestCtx {
+impl StandIn {
     /// `a.b.c` from a value by attribute walk.
     pub fn attr(&mut self, v: &Value, path: &str) -> PyResult<Value> {
         let mut cur = v.clone();
@@ -27,13 +33,29 @@ impl TestCtx {
         Ok(cur)
     }
 
-    /// Calls `v.path(*pos)`.
+    /// `v.path(*pos)`.
     pub fn call_attr(&mut self, v: &Value, path: &str, pos: Vec<Value>) -> PyResult<Value> {
-        let f = self.attr(v, path)?;
-        self.call(&f, Args::new(pos))
+        self.call_attr_kw(v, path, pos, vec![])
     }
 
-    pub fn stream(&mut self, which: StreamName) -> String {
+    /// `v.path(*pos, **kw)`.
+    pub fn call_attr_kw(
+        &mut self,
+        v: &Value,
+        path: &str,
+        pos: Vec<Value>,
+        kw: Vec<(&str, Value)>,
+    ) -> PyResult<Value> {
+        let f = self.attr(v, path)?;
+        let mut args = Args::new(pos);
+        for (k, v) in kw {
+            args = args.with_kw(k, v);
+        }
+        self.call(&f, args)
+    }
+
+    /// Everything emitted on one stream, joined.
+    pub fn stream(&self, which: StreamName) -> String {
         self.outputs
             .iter()
             .filter_map(|o| match o {
@@ -43,6 +65,7 @@ impl TestCtx {
             .collect()
     }
 
+    /// The stdout emitted so far; forgets every output.
     pub fn take_stdout(&mut self) -> String {
         let s = self.stream(StreamName::Stdout);
         self.outputs.clear();
@@ -50,7 +73,7 @@ impl TestCtx {
     }
 }
 
-impl Ctx for TestCtx {
+impl Ctx for StandIn {
     fn call(&mut self, f: &Value, args: Args) -> PyResult<Value> {
         match f {
             Value::Native(o) | Value::Obj(o) => o.clone().call(f, args, self),
@@ -89,8 +112,12 @@ impl Ctx for TestCtx {
             }
             Value::Tuple(t) => {
                 let parts: Vec<String> = t.iter().map(|x| self.repr(x)).collect::<PyResult<_>>()?;
-                super::py_tuple(&parts)
+                match parts.as_slice() {
+                    [one] => format!("({one},)"),
+                    _ => format!("({})", parts.join(", ")),
+                }
             }
+            // Dict keys may be any value; the tests that need a dict's text run a session.
             Value::Dict(_) => "{...}".into(),
             Value::Native(o) | Value::Obj(o) => o.clone().repr(self)?,
         })
@@ -123,11 +150,12 @@ impl Ctx for TestCtx {
                 )))
             }
         };
+        let Value::Native(o) = &it else {
+            return Ok(it.as_seq().unwrap_or_default());
+        };
         let mut out = vec![];
-        if let Value::Native(o) = &it {
-            while let Some(x) = o.clone().next(self)? {
-                out.push(x);
-            }
+        while let Some(x) = o.clone().next(self)? {
+            out.push(x);
         }
         Ok(out)
     }
@@ -144,7 +172,10 @@ impl Ctx for TestCtx {
         &mut self.state
     }
     fn input(&mut self, _prompt: &str, _password: bool) -> PyResult<String> {
-        Err(PyErr::new("StdinNotImplementedError", "no stdin in tests"))
+        Err(PyErr::new(
+            "StdinNotImplementedError",
+            "no stdin without a front end",
+        ))
     }
     fn execution_count(&self) -> u64 {
         1
