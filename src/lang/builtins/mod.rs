@@ -5,12 +5,14 @@
 
 pub(super) mod files;
 pub(super) mod format;
-pub(super) mod functions;
-pub(super) mod functions_more;
+pub(super) mod introspection;
+pub(super) mod io;
+pub(super) mod iteration;
 pub(super) mod math;
 pub(super) mod methods;
-pub(super) mod methods_coll;
 pub(super) mod modules;
+pub(super) mod namespace;
+pub(super) mod numeric;
 pub(super) mod sort;
 pub(super) mod types;
 pub(super) mod wrappers;

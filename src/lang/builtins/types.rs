@@ -4,11 +4,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use indexmap::IndexMap;
+
 use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::Args;
 use crate::lang::values::runtime::*;
-use crate::lang::values::value::{Dict, Value};
+use crate::lang::values::value::{Dict, HashKey, Value};
 
 fn parse_int(s: &str, base: u32) -> Option<i64> {
     let t = s.trim().replace('_', "");
@@ -30,6 +32,19 @@ fn parse_int(s: &str, base: u32) -> Option<i64> {
 }
 
 impl Vm<'_> {
+    /// Sets from any iterable.
+    pub fn make_set(&mut self, v: Option<&Value>, frozen: bool) -> PyResult<Value> {
+        let mut m = IndexMap::new();
+        if let Some(v) = v {
+            for x in self.iter_values(v)? {
+                crate::lang::values::memory::map_room_for_one(&mut m)?;
+                m.insert(HashKey::of(&x)?, x);
+                self.check_interrupt_fast()?;
+            }
+        }
+        Ok(Set::value(m, frozen))
+    }
+
     pub fn call_type(&mut self, name: &str, a: Args) -> PyResult<Value> {
         let x = a.pos.first().cloned();
         Ok(match name {

@@ -33,8 +33,8 @@ impl Vm<'_> {
                 let func = m.func.clone();
                 return self.call_value(&func, a);
             }
-            if let Some(b) = any.downcast_ref::<crate::lang::builtins::functions::Builtin>() {
-                return self.call_builtin(b.name, args);
+            if let Some(b) = any.downcast_ref::<crate::lang::builtins::namespace::Builtin>() {
+                return (b.run)(self, b.name, args);
             }
             if let Some(m) = any.downcast_ref::<MethodRef>() {
                 return self.call_method(&m.this, &m.name, args);
@@ -472,4 +472,28 @@ fn too_many_positional(func: &Function, given: usize, kwonly_given: usize) -> Py
             "were"
         }
     ))
+}
+
+/// How many values one generator call may produce. Generators run to completion when
+/// called (see the module doc), so an endless one must stop somewhere: 2^20 values take
+/// about a second and 25 MB, far beyond what a notebook's generator functions yield.
+pub const GENERATOR_MAX: usize = 1 << 20;
+
+impl Vm<'_> {
+    /// Collects values a running generator yields, ending an endless generator with an
+    /// error that says why, rather than running the session out of memory.
+    pub fn push_yielded(&mut self, items: Vec<Value>) -> PyResult<()> {
+        match self.yields.last_mut() {
+            Some(y) if y.len() + items.len() > GENERATOR_MAX => Err(PyErr::not_implemented(format!(
+                "this generator yielded more than {GENERATOR_MAX} values: generator functions run to \
+                 completion when called in this kernel, so an endless generator cannot be consumed \
+                 lazily by next(), zip() or islice(); give its loop an end, or yield inside a bounded loop"
+            ))),
+            Some(y) => {
+                y.extend(items);
+                Ok(())
+            }
+            None => Err(PyErr::new("SyntaxError", "'yield' outside function")),
+        }
+    }
 }

@@ -42,7 +42,7 @@ impl Sink for NullSink {
 impl Interpreter {
     pub fn new(interrupt: Arc<AtomicBool>, modules: ModuleLoader) -> Interpreter {
         let mut exc = crate::lang::values::exceptions::make_classes();
-        let builtins = crate::lang::builtins::functions::make_builtins(&exc);
+        let builtins = crate::lang::builtins::namespace::make_builtins(&exc);
         // After the builtins: TensorFlow's classes are reached through `tf.errors` only.
         crate::lang::values::exceptions::add_tf_classes(&mut exc);
         Interpreter {

@@ -1,56 +1,19 @@
-//! Methods of the builtin types: `str`, `list`, `tuple`, `dict`, `set`, `int`, `float`.
-//! Reached through `MethodRef` values that `getattr` hands out.
+//! Methods of `str` with CPython's results and errors: searching, splitting, joining,
+//! case, padding, stripping, replacing and tab expansion, every result sized through the
+//! memory bound first.
 
 use std::rc::Rc;
 
+use super::{need, no_method};
+use crate::lang::builtins::namespace::kw;
 use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::memory;
 use crate::lang::values::object::Args;
-use crate::lang::values::runtime::Set;
 use crate::lang::values::value::Value;
 
-fn arg(a: &Args, i: usize) -> Option<&Value> {
-    a.pos.get(i)
-}
-
-fn need<'a>(a: &'a Args, i: usize, m: &str) -> PyResult<&'a Value> {
-    a.pos
-        .get(i)
-        .ok_or_else(|| PyErr::type_error(format!("{m}() missing required argument")))
-}
-
 impl Vm<'_> {
-    pub fn call_method(&mut self, this: &Value, name: &str, a: Args) -> PyResult<Value> {
-        match this {
-            Value::Str(s) => self.str_method(s, name, &a),
-            Value::List(l) => self.list_method(this, l, name, a),
-            Value::Tuple(t) => {
-                let items = t.to_vec();
-                self.seq_common(&items, name, &a, "tuple")
-            }
-            Value::Dict(d) => self.dict_method(d, name, a),
-            Value::Int(i) => match name {
-                "bit_length" => Ok(Value::Int(64 - i.unsigned_abs().leading_zeros() as i64)),
-                "conjugate" => Ok(this.clone()),
-                _ => Err(no_method(this, name)),
-            },
-            Value::Float(x) => match name {
-                "is_integer" => Ok(Value::Bool(x.fract() == 0.0)),
-                "conjugate" => Ok(this.clone()),
-                _ => Err(no_method(this, name)),
-            },
-            _ => {
-                if let Some(s) = this.downcast::<Set>() {
-                    return self.set_method(this, s, name, a);
-                }
-                let m = self.get_attr(this, name)?;
-                self.call_value(&m, a)
-            }
-        }
-    }
-
-    fn str_method(&mut self, s: &Rc<str>, name: &str, a: &Args) -> PyResult<Value> {
+    pub(super) fn str_method(&mut self, s: &Rc<str>, name: &str, a: &Args) -> PyResult<Value> {
         let sarg = |i: usize| -> PyResult<Option<String>> {
             match a.pos.get(i) {
                 None | Some(Value::None) => Ok(None),
@@ -171,7 +134,7 @@ impl Vm<'_> {
             "replace" => {
                 let old = sarg(0)?.unwrap_or_default();
                 let new = sarg(1)?.unwrap_or_default();
-                let max = match a.pos.get(2).or_else(|| kwarg(a, "count")) {
+                let max = match a.pos.get(2).or_else(|| kw(a, "count")) {
                     Some(n) => usize::try_from(n.as_int()?).unwrap_or(usize::MAX),
                     None => usize::MAX,
                 };
@@ -311,7 +274,7 @@ impl Vm<'_> {
                 Value::str(s.strip_suffix(p.as_str()).unwrap_or(s))
             }
             "expandtabs" => {
-                let tab = match a.pos.first().or_else(|| kwarg(a, "tabsize")) {
+                let tab = match a.pos.first().or_else(|| kw(a, "tabsize")) {
                     Some(v) => usize::try_from(v.as_int()?).unwrap_or(0),
                     None => 8,
                 };
@@ -377,130 +340,6 @@ impl Vm<'_> {
         }
         Ok(out)
     }
-
-    fn seq_common(&mut self, items: &[Value], name: &str, a: &Args, ty: &str) -> PyResult<Value> {
-        match name {
-            "index" => {
-                let x = need(a, 0, name)?.clone();
-                for (i, y) in items.iter().enumerate() {
-                    if self.eq_or_same(y, &x)? {
-                        return Ok(Value::Int(i as i64));
-                    }
-                    self.check_interrupt_fast()?;
-                }
-                let r = self.repr_of(&x)?;
-                Err(PyErr::value_error(if ty == "list" {
-                    format!("{r} is not in list")
-                } else {
-                    "tuple.index(x): x not in tuple".into()
-                }))
-            }
-            "count" => {
-                let x = need(a, 0, name)?.clone();
-                let mut n = 0;
-                for y in items {
-                    if self.eq_or_same(y, &x)? {
-                        n += 1;
-                    }
-                    self.check_interrupt_fast()?;
-                }
-                Ok(Value::Int(n))
-            }
-            _ => Err(PyErr::attribute_error(format!(
-                "'{ty}' object has no attribute '{name}'"
-            ))),
-        }
-    }
-
-    fn list_method(
-        &mut self,
-        this: &Value,
-        l: &Rc<crate::lang::values::value::ListItems>,
-        name: &str,
-        a: Args,
-    ) -> PyResult<Value> {
-        match name {
-            "append" => {
-                let v = need(&a, 0, name)?.clone();
-                let mut lb = l.borrow_mut();
-                crate::lang::values::memory::room_for_one(&mut lb)?;
-                lb.push(v);
-            }
-            "extend" => {
-                let items = self.iter_values(need(&a, 0, name)?)?;
-                let mut lb = l.borrow_mut();
-                memory::reserve(&mut lb, items.len())?;
-                lb.extend(items);
-            }
-            "insert" => {
-                let i = need(&a, 0, name)?.as_int()?;
-                let v = need(&a, 1, name)?.clone();
-                let mut lb = l.borrow_mut();
-                let n = lb.len() as i64;
-                let j = if i < 0 {
-                    i.saturating_add(n).max(0)
-                } else {
-                    i.min(n)
-                };
-                memory::room_for_one(&mut lb)?;
-                lb.insert(j as usize, v);
-            }
-            "pop" => {
-                let mut lb = l.borrow_mut();
-                if lb.is_empty() {
-                    return Err(PyErr::index_error("pop from empty list"));
-                }
-                let n = lb.len() as i64;
-                let i = match arg(&a, 0) {
-                    Some(v) => v.as_int()?,
-                    None => n - 1,
-                };
-                let j = if i < 0 { i + n } else { i };
-                if j < 0 || j >= n {
-                    return Err(PyErr::index_error("pop index out of range"));
-                }
-                return Ok(lb.remove(j as usize));
-            }
-            "remove" => {
-                let x = need(&a, 0, name)?.clone();
-                let items = l.borrow().clone();
-                for (i, y) in items.iter().enumerate() {
-                    if self.eq_or_same(y, &x)? {
-                        l.borrow_mut().remove(i);
-                        return Ok(Value::None);
-                    }
-                }
-                return Err(PyErr::value_error("list.remove(x): x not in list"));
-            }
-            "sort" => {
-                let items = l.borrow().clone();
-                let key =
-                    a.kw.iter()
-                        .find(|(k, _)| k == "key")
-                        .map(|(_, v)| v.clone())
-                        .filter(|v| !v.is_none());
-                let rev = match a.kw.iter().find(|(k, _)| k == "reverse") {
-                    Some((_, v)) => self.truthy(&v.clone())?,
-                    None => false,
-                };
-                let sorted = self.sort_values(items, key, rev)?;
-                *l.borrow_mut() = sorted;
-            }
-            "reverse" => l.borrow_mut().reverse(),
-            "copy" => return Ok(Value::list(l.borrow().clone())),
-            "clear" => l.borrow_mut().clear(),
-            _ => {
-                let items = l.borrow().clone();
-                let _ = this;
-                return self.seq_common(&items, name, &a, "list");
-            }
-        }
-        Ok(Value::None)
-    }
-}
-
-fn kwarg<'a>(a: &'a Args, name: &str) -> Option<&'a Value> {
-    a.kw.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
 /// `str.replace`: at most `max` occurrences of `old` (every gap between characters when
@@ -583,11 +422,4 @@ fn expand_tabs(s: &str, tab: usize) -> PyResult<String> {
         }
     }
     Ok(out)
-}
-
-fn no_method(v: &Value, name: &str) -> PyErr {
-    PyErr::attribute_error(format!(
-        "'{}' object has no attribute '{name}'",
-        v.type_name()
-    ))
 }
