@@ -1,10 +1,10 @@
-//! Text formatting: format specs (`f"{x:>8.3f}"`, `format(x, ",")`) and `%` formatting,
-//! with CPython's results and CPython's errors for every spec it refuses (`precision too
-//! big`, `Too many decimal digits in format string`, `Sign not allowed in string format
-//! specifier`, ...). Widths and precisions are whatever a cell writes, up to the memory
-//! bound: the text is built through `memory` (a `MemoryError` when it cannot fit), and
-//! precisions far beyond what a float holds are exact zeros added after the digits Rust
-//! formats, so no width or precision reaches a formatter that would panic on it.
+//! Text formatting: format specs (`f"{x:>8.3f}"`, `format(x, ",")`), `str.format` and
+//! `%` formatting, with CPython's results and CPython's errors for every spec it refuses
+//! (`precision too big`, `Too many decimal digits in format string`, `Sign not allowed in
+//! string format specifier`, ...). Widths and precisions are whatever a cell writes, up to
+//! the memory bound: the text is built through `memory` (a `MemoryError` when it cannot
+//! fit), and precisions far beyond what a float holds are exact zeros added after the
+//! digits Rust formats, so no width or precision reaches a formatter that would panic on it.
 
 use crate::lang::datamodel::repr::float_repr;
 use crate::lang::eval::vm::Vm;
@@ -700,6 +700,132 @@ pub fn ascii_escape(s: &str) -> String {
         }
     }
     out
+}
+
+impl Vm<'_> {
+    /// `str.format(*args, **kwargs)`.
+    pub fn str_format(&mut self, fmt: &str, args: &Args) -> PyResult<String> {
+        self.str_format_nested(fmt, args, 2)
+    }
+
+    /// A format string whose fields may nest `levels` more levels (`{:{width}}` nests
+    /// one), as CPython allows two.
+    fn str_format_nested(&mut self, fmt: &str, args: &Args, levels: u32) -> PyResult<String> {
+        if levels == 0 {
+            return Err(PyErr::value_error("Max string recursion exceeded"));
+        }
+        let chars: Vec<char> = fmt.chars().collect();
+        let mut out = String::new();
+        let mut auto = 0usize;
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '{' && chars.get(i + 1) == Some(&'{') {
+                out.push('{');
+                i += 2;
+                continue;
+            }
+            if c == '}' && chars.get(i + 1) == Some(&'}') {
+                out.push('}');
+                i += 2;
+                continue;
+            }
+            if c != '{' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let mut depth = 1;
+            let mut j = i + 1;
+            while j < chars.len() && depth > 0 {
+                match chars[j] {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if depth != 0 {
+                return Err(PyErr::value_error(
+                    "Single '{' encountered in format string",
+                ));
+            }
+            let field: String = chars[i + 1..j - 1].iter().collect();
+            i = j;
+            let (head, spec) = match field.find(':') {
+                Some(p) => (&field[..p], &field[p + 1..]),
+                None => (field.as_str(), ""),
+            };
+            let (head, conv) = match head.find('!') {
+                Some(p) => (&head[..p], head[p + 1..].chars().next()),
+                None => (head, None),
+            };
+            let split = head.find(['.', '[']).unwrap_or(head.len());
+            let (name, rest) = head.split_at(split);
+            let mut v = if name.is_empty() {
+                let v = args.pos.get(auto).cloned().ok_or_else(|| {
+                    PyErr::index_error(format!(
+                        "Replacement index {auto} out of range for positional args tuple"
+                    ))
+                })?;
+                auto += 1;
+                v
+            } else if let Ok(n) = name.parse::<usize>() {
+                args.pos.get(n).cloned().ok_or_else(|| {
+                    PyErr::index_error(format!(
+                        "Replacement index {n} out of range for positional args tuple"
+                    ))
+                })?
+            } else {
+                args.kw
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+                    .ok_or_else(|| PyErr::key_error(format!("'{name}'")))?
+            };
+            let mut r = rest;
+            while !r.is_empty() {
+                if let Some(x) = r.strip_prefix('.') {
+                    let e = x.find(['.', '[']).unwrap_or(x.len());
+                    v = self.get_attr(&v, &x[..e])?;
+                    r = &x[e..];
+                } else if let Some(x) = r.strip_prefix('[') {
+                    let e = x.find(']').unwrap_or(x.len());
+                    let k = &x[..e];
+                    let key = k
+                        .parse::<i64>()
+                        .map(Value::Int)
+                        .unwrap_or_else(|_| Value::str(k));
+                    v = self.get_item(&v, &key)?;
+                    r = x.get(e + 1..).unwrap_or("");
+                } else {
+                    break;
+                }
+            }
+            let v = match conv {
+                Some('r') => Value::from(self.repr_of(&v)?),
+                Some('s') => Value::from(self.str_of(&v)?),
+                Some('a') => Value::from(crate::lang::builtins::format::ascii_escape(
+                    &self.repr_of(&v)?,
+                )),
+                Some(c) => {
+                    return Err(PyErr::value_error(format!(
+                        "Unknown conversion specifier {c}"
+                    )))
+                }
+                None => v,
+            };
+            let spec = if spec.contains('{') {
+                self.str_format_nested(spec, args, levels - 1)?
+            } else {
+                spec.to_string()
+            };
+            let piece = self.format_value(&v, &spec)?;
+            memory::reserve_str(&mut out, piece.len())?;
+            out.push_str(&piece);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
