@@ -556,20 +556,7 @@ impl Vm<'_> {
                     let n = match &v {
                         Value::Int(_) | Value::Bool(_) => v.as_int()?,
                         Value::Float(x) if x.is_finite() => x.trunc() as i64,
-                        Value::Float(x) => {
-                            return Err(PyErr::new(
-                                if x.is_nan() {
-                                    "ValueError"
-                                } else {
-                                    "OverflowError"
-                                },
-                                if x.is_nan() {
-                                    "cannot convert float NaN to integer"
-                                } else {
-                                    "cannot convert float infinity to integer"
-                                },
-                            ))
-                        }
+                        Value::Float(x) => return Err(PyErr::float_to_int(*x)),
                         other => {
                             return Err(PyErr::type_error(format!(
                                 "%{ty} format: a real number is required, not {}",

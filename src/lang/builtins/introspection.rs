@@ -55,12 +55,7 @@ impl Vm<'_> {
                 Value::Bool(self.issubclass(&c, &b))
             }
             "hasattr" => {
-                let n = a
-                    .pos
-                    .get(1)
-                    .map(|v| v.as_str().map(String::from))
-                    .transpose()?
-                    .unwrap_or_default();
+                let n = attr_name(&a)?;
                 match self.try_attr(one(&a, name)?, &n) {
                     Ok(v) => Value::Bool(v.is_some()),
                     Err(e) if e.type_name() == "AttributeError" => Value::Bool(false),
@@ -68,12 +63,7 @@ impl Vm<'_> {
                 }
             }
             "getattr" => {
-                let n = a
-                    .pos
-                    .get(1)
-                    .map(|v| v.as_str().map(String::from))
-                    .transpose()?
-                    .unwrap_or_default();
+                let n = attr_name(&a)?;
                 match (self.get_attr(one(&a, name)?, &n), a.pos.get(2)) {
                     (Ok(v), _) => v,
                     (Err(e), Some(d)) if e.type_name() == "AttributeError" => d.clone(),
@@ -81,12 +71,7 @@ impl Vm<'_> {
                 }
             }
             "setattr" => {
-                let n = a
-                    .pos
-                    .get(1)
-                    .map(|v| v.as_str().map(String::from))
-                    .transpose()?
-                    .unwrap_or_default();
+                let n = attr_name(&a)?;
                 self.set_attr(
                     one(&a, name)?,
                     &n,
@@ -95,12 +80,7 @@ impl Vm<'_> {
                 Value::None
             }
             "delattr" => {
-                let n = a
-                    .pos
-                    .get(1)
-                    .map(|v| v.as_str().map(String::from))
-                    .transpose()?
-                    .unwrap_or_default();
+                let n = attr_name(&a)?;
                 self.del_attr(one(&a, name)?, &n)?;
                 Value::None
             }
@@ -295,4 +275,13 @@ impl Vm<'_> {
             }
         }
     }
+}
+
+/// The attribute name `hasattr`/`getattr`/`setattr`/`delattr` take second (a `str`).
+fn attr_name(a: &Args) -> PyResult<String> {
+    Ok(a.pos
+        .get(1)
+        .map(|v| v.as_str().map(String::from))
+        .transpose()?
+        .unwrap_or_default())
 }

@@ -1,4 +1,5 @@
-//! The `math` module.
+//! The `math` module: constants, the float functions with CPython's domain errors, and the
+//! conversions to int with its errors for NaN and infinities.
 
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::value::Value;
@@ -6,13 +7,7 @@ use crate::lang::{Args, NativeFn, NativeModule};
 
 fn f1(name: &'static str, f: fn(f64) -> f64) -> Value {
     NativeFn::value(name, &format!("{name}(x, /)"), move |a: &Args, _| {
-        let x = a
-            .pos
-            .first()
-            .ok_or_else(|| {
-                PyErr::type_error(format!("{name}() takes exactly one argument (0 given)"))
-            })?
-            .as_float()?;
+        let x = one_float(a, name)?;
         let r = f(x);
         if r.is_nan() && !x.is_nan() {
             return Err(PyErr::value_error("math domain error"));
@@ -21,18 +16,57 @@ fn f1(name: &'static str, f: fn(f64) -> f64) -> Value {
     })
 }
 
+/// `floor`/`ceil`/`trunc` of a float: an int, or CPython's error for NaN and infinities.
 fn to_int(x: f64) -> PyResult<Value> {
     if !x.is_finite() {
-        return Err(PyErr::new(
-            if x.is_nan() {
-                "ValueError"
-            } else {
-                "OverflowError"
-            },
-            "cannot convert float to integer",
-        ));
+        return Err(PyErr::float_to_int(x));
     }
     Ok(Value::Int(x as i64))
+}
+
+/// A one-argument test on a float (`isnan`, `isinf`, `isfinite`).
+fn test1(name: &'static str, f: fn(f64) -> bool) -> Value {
+    NativeFn::value(name, &format!("{name}(x, /)"), move |a: &Args, _| {
+        Ok(Value::Bool(f(one_float(a, name)?)))
+    })
+}
+
+/// The single float argument of `math.name`, with CPython's error when it is missing.
+fn one_float(a: &Args, name: &str) -> PyResult<f64> {
+    a.pos
+        .first()
+        .ok_or_else(|| {
+            PyErr::type_error(format!(
+                "math.{name}() takes exactly one argument (0 given)"
+            ))
+        })?
+        .as_float()
+}
+
+/// The two float arguments of `math.name`: positional only (`pow`), or nameable
+/// (`isclose`'s `a` and `b`), each with CPython's error when one is missing.
+fn floats(a: &Args, name: &str, names: Option<[&str; 2]>) -> PyResult<[f64; 2]> {
+    let mut out = [0.0; 2];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let v = match names {
+            None => a.pos.get(i).ok_or_else(|| {
+                PyErr::type_error(format!("{name} expected 2 arguments, got {}", a.pos.len()))
+            })?,
+            Some(n) => a
+                .pos
+                .get(i)
+                .or_else(|| a.kw.iter().find(|(k, _)| k == n[i]).map(|(_, v)| v))
+                .ok_or_else(|| {
+                    PyErr::type_error(format!(
+                        "{name}() missing required argument '{}' (pos {})",
+                        n[i],
+                        i + 1
+                    ))
+                })?,
+        };
+        *slot = v.as_float()?;
+    }
+    Ok(out)
 }
 
 pub fn math_module() -> Value {
@@ -97,65 +131,20 @@ pub fn math_module() -> Value {
         .with(
             "pow",
             NativeFn::value("pow", "pow(x, y, /)", |a, _| {
-                let x = a
-                    .pos
-                    .first()
-                    .map(|v| v.as_float())
-                    .transpose()?
-                    .unwrap_or(0.0);
-                let y = a
-                    .pos
-                    .get(1)
-                    .map(|v| v.as_float())
-                    .transpose()?
-                    .unwrap_or(0.0);
+                let [x, y] = floats(a, "pow", None)?;
                 Ok(Value::Float(x.powf(y)))
             }),
         )
-        .with(
-            "isnan",
-            NativeFn::value("isnan", "isnan(x, /)", |a, _| {
-                Ok(Value::Bool(
-                    a.pos
-                        .first()
-                        .map(|v| v.as_float())
-                        .transpose()?
-                        .unwrap_or(0.0)
-                        .is_nan(),
-                ))
-            }),
-        )
-        .with(
-            "isinf",
-            NativeFn::value("isinf", "isinf(x, /)", |a, _| {
-                Ok(Value::Bool(
-                    a.pos
-                        .first()
-                        .map(|v| v.as_float())
-                        .transpose()?
-                        .unwrap_or(0.0)
-                        .is_infinite(),
-                ))
-            }),
-        )
+        .with("isnan", test1("isnan", f64::is_nan))
+        .with("isinf", test1("isinf", f64::is_infinite))
+        .with("isfinite", test1("isfinite", f64::is_finite))
         .with(
             "isclose",
             NativeFn::value(
                 "isclose",
                 "isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0)",
                 |a, _| {
-                    let x = a
-                        .pos
-                        .first()
-                        .map(|v| v.as_float())
-                        .transpose()?
-                        .unwrap_or(0.0);
-                    let y = a
-                        .pos
-                        .get(1)
-                        .map(|v| v.as_float())
-                        .transpose()?
-                        .unwrap_or(0.0);
+                    let [x, y] = floats(a, "isclose", Some(["a", "b"]))?;
                     let mut rel = 1e-9;
                     let mut abs = 0.0;
                     for (k, v) in &a.kw {

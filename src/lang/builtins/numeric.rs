@@ -163,18 +163,7 @@ impl Vm<'_> {
             (Value::Int(i), Some(n)) => Ok(Value::Int(round_int(*i, n.as_int()?)?)),
             (Value::Float(x), None) => {
                 if !x.is_finite() {
-                    return Err(PyErr::new(
-                        if x.is_nan() {
-                            "ValueError"
-                        } else {
-                            "OverflowError"
-                        },
-                        if x.is_nan() {
-                            "cannot convert float NaN to integer"
-                        } else {
-                            "cannot convert float infinity to integer"
-                        },
-                    ));
+                    return Err(PyErr::float_to_int(*x));
                 }
                 let r = x.round_ties_even();
                 if r.abs() >= 9.223_372_036_854_776e18 {

@@ -54,7 +54,7 @@ impl Vm<'_> {
                 Some(Value::Bool(b)) => Value::Int(b as i64),
                 Some(Value::Float(f)) => {
                     if !f.is_finite() {
-                        return Err(PyErr::new(if f.is_nan() { "ValueError" } else { "OverflowError" }, format!("cannot convert float {} to integer", if f.is_nan() { "NaN" } else { "infinity" })));
+                        return Err(PyErr::float_to_int(f));
                     }
                     if f.abs() >= 9.2e18 {
                         return Err(PyErr::new("OverflowError", "int too large for this kernel's 64-bit int"));

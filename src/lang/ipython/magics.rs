@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::cell::StreamName;
 use crate::lang::eval::vm::{Env, Vm};
+use crate::lang::syntax::parse::{Mode, Tree};
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::value::Value;
 
@@ -77,17 +78,7 @@ fn run_snippet(vm: &mut Vm, code: &str) -> PyResult<()> {
 }
 
 fn compile_snippet(vm: &mut Vm, code: &str) -> PyResult<Vec<crate::lang::syntax::ast::Stmt>> {
-    let tree =
-        crate::lang::syntax::parse::Tree::parse(code, crate::lang::syntax::parse::Mode::Ipython);
-    if let Some(e) = tree.error() {
-        return Err(PyErr::new(
-            "SyntaxError",
-            crate::lang::syntax::errors::message(code, e),
-        ));
-    }
-    if let Some(e) = tree.nesting_error() {
-        return Err(e);
-    }
+    let tree = Tree::parse_checked(code, Mode::Ipython)?;
     let src = Rc::new(crate::lang::syntax::ast::Source {
         file: vm.file.clone(),
         lines: code.lines().map(String::from).collect(),
@@ -280,17 +271,7 @@ impl Vm<'_> {
 }
 
 fn run_expr(vm: &mut Vm, code: &str, env: &Env) -> PyResult<Value> {
-    let tree =
-        crate::lang::syntax::parse::Tree::parse(code, crate::lang::syntax::parse::Mode::Expression);
-    if let Some(e) = tree.error() {
-        return Err(PyErr::new(
-            "SyntaxError",
-            crate::lang::syntax::errors::message(code, e),
-        ));
-    }
-    if let Some(e) = tree.nesting_error() {
-        return Err(e);
-    }
+    let tree = Tree::parse_checked(code, Mode::Expression)?;
     let Some(parsed) = tree.expr() else {
         return Err(PyErr::new("SyntaxError", "invalid syntax"));
     };

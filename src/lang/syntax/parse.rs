@@ -13,7 +13,7 @@ pub use ruff_python_parser::Mode;
 use ruff_python_parser::{ParseError, ParseOptions, Parsed};
 
 use crate::lang::eval::recursion::recursion_error;
-use crate::lang::values::exc::PyErr;
+use crate::lang::values::exc::{PyErr, PyResult};
 
 /// The deepest nesting of expressions and statements a cell may have, about CPython's
 /// (three times its recursion limit, less what the compiler itself takes).
@@ -34,6 +34,19 @@ impl Tree {
         Tree {
             parsed: Some(parsed),
             too_deep,
+        }
+    }
+
+    /// Parses code the interpreter runs on a cell's behalf (a magic's statement or
+    /// expression): a syntax error or a nesting too deep to walk is the exception to raise.
+    pub fn parse_checked(code: &str, mode: Mode) -> PyResult<Tree> {
+        let tree = Tree::parse(code, mode);
+        if let Some(e) = tree.error() {
+            return Err(PyErr::new("SyntaxError", super::errors::message(code, e)));
+        }
+        match tree.nesting_error() {
+            Some(e) => Err(e),
+            None => Ok(tree),
         }
     }
 

@@ -62,6 +62,14 @@ impl PyErr {
     pub fn type_error(m: impl Into<String>) -> PyErr {
         PyErr::new("TypeError", m)
     }
+    /// Converting a NaN or an infinity to `int`: CPython's `ValueError` or `OverflowError`.
+    pub fn float_to_int(x: f64) -> PyErr {
+        if x.is_nan() {
+            PyErr::value_error("cannot convert float NaN to integer")
+        } else {
+            PyErr::new("OverflowError", "cannot convert float infinity to integer")
+        }
+    }
     pub fn value_error(m: impl Into<String>) -> PyErr {
         PyErr::new("ValueError", m)
     }
