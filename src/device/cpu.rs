@@ -19,7 +19,7 @@ pub mod simd;
 pub(crate) mod spin;
 mod window;
 
-pub use math::{dropout_uniform, erf, grad_from_output};
+pub use math::{dropout_uniform, grad_from_output};
 pub use ring::RingAllReduce;
 
 use super::{

@@ -11,6 +11,7 @@
 pub mod collective;
 pub mod cpu;
 pub mod cuda;
+pub mod formulas;
 
 pub use collective::{AllReduce, DeviceKind, DeviceSpec};
 

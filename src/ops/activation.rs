@@ -1,7 +1,7 @@
 //! Activations and softmax. float32 values and their gradients are computed by the
 //! device's `activate`/`activate_grad` and `softmax_rows`/`softmax_rows_grad`, the kernels
 //! the compiled Keras layers use, so a hand-written training loop does `fit`'s arithmetic;
-//! float64 uses the same formulas on the host. A gradient is an op of its own
+//! float64 runs the same formulas (`device::formulas`) on the host. A gradient is an op of its own
 //! (`ReluGrad`, `SoftmaxGrad`, ... as in TF), whose gradient is written in ops, so second
 //! derivatives work through every activation.
 
@@ -15,16 +15,9 @@ use super::op::{first, inputs, node_inputs, Op};
 use super::reduce::reduce_sum;
 use super::tape::Node;
 use super::tensor::Tensor;
+use crate::device::formulas::{self as f, GELU_A, GELU_C, INV_SQRT_2PI};
 use crate::device::{Activation as DevAct, Device};
 use crate::tensor::{DType, NdArray};
-
-const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
-const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
-/// sqrt(2 / pi), the tanh form of gelu's constant.
-const GELU_C: f64 = 0.797_884_560_802_865_4;
-const GELU_A: f64 = 0.044_715;
-/// 1 / sqrt(2 pi), the standard normal density at 0.
-const INV_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 
 /// Element-wise activations.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,15 +37,6 @@ pub enum Activation {
     LeakyRelu {
         alpha: f32,
     },
-}
-
-fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
 }
 
 impl Activation {
@@ -119,82 +103,32 @@ impl Activation {
 
     fn value(self, x: f64) -> f64 {
         match self {
-            Activation::Relu => x.max(0.0),
-            Activation::Sigmoid => sigmoid(x),
+            Activation::Relu => f::relu(x),
+            Activation::Sigmoid => f::sigmoid(x),
             Activation::Tanh => x.tanh(),
-            Activation::Softplus => x.max(0.0) + (-x.abs()).exp().ln_1p(),
-            Activation::Elu => {
-                if x > 0.0 {
-                    x
-                } else {
-                    x.exp_m1()
-                }
-            }
-            Activation::Selu => {
-                if x > 0.0 {
-                    SELU_SCALE * x
-                } else {
-                    SELU_SCALE * SELU_ALPHA * x.exp_m1()
-                }
-            }
-            Activation::Gelu { approximate: false } => {
-                0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2))
-            }
-            Activation::Gelu { approximate: true } => {
-                0.5 * x * (1.0 + (GELU_C * (x + GELU_A * x * x * x)).tanh())
-            }
-            Activation::Swish => x * sigmoid(x),
-            Activation::LeakyRelu { alpha } => {
-                if x >= 0.0 {
-                    x
-                } else {
-                    f64::from(alpha) * x
-                }
-            }
+            Activation::Softplus => f::softplus(x),
+            Activation::Elu => f::elu(x),
+            Activation::Selu => f::selu(x),
+            Activation::Gelu { approximate: false } => f::gelu(x),
+            Activation::Gelu { approximate: true } => f::gelu_tanh(x),
+            Activation::Swish => f::swish(x),
+            Activation::LeakyRelu { alpha } => f::leaky_relu(x, f64::from(alpha)),
         }
     }
 
     /// `act'(x)`, given `y = act(x)` where the formula uses it.
     fn deriv(self, x: f64, y: f64) -> f64 {
         match self {
-            Activation::Relu => f64::from(u8::from(x > 0.0)),
-            Activation::Sigmoid => y * (1.0 - y),
-            Activation::Tanh => 1.0 - y * y,
-            Activation::Softplus => sigmoid(x),
-            Activation::Elu => {
-                if x > 0.0 {
-                    1.0
-                } else {
-                    y + 1.0
-                }
-            }
-            Activation::Selu => {
-                if x > 0.0 {
-                    SELU_SCALE
-                } else {
-                    y + SELU_SCALE * SELU_ALPHA
-                }
-            }
-            Activation::Gelu { approximate: false } => {
-                let cdf = 0.5 * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2));
-                cdf + x * INV_SQRT_2PI * (-0.5 * x * x).exp()
-            }
-            Activation::Gelu { approximate: true } => {
-                let t = (GELU_C * (x + GELU_A * x * x * x)).tanh();
-                let du = GELU_C * (1.0 + 3.0 * GELU_A * x * x);
-                0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du
-            }
-            Activation::Swish => {
-                let s = sigmoid(x);
-                s + x * s * (1.0 - s)
-            }
-            Activation::LeakyRelu { alpha } => {
-                if x >= 0.0 {
-                    1.0
-                } else {
-                    f64::from(alpha)
-                }
-            }
+            Activation::Relu => f::relu_deriv(x),
+            Activation::Sigmoid => f::sigmoid_deriv(y),
+            Activation::Tanh => f::tanh_deriv(y),
+            Activation::Softplus => f::sigmoid(x),
+            Activation::Elu => f::elu_deriv(x, y),
+            Activation::Selu => f::selu_deriv(x, y),
+            Activation::Gelu { approximate: false } => f::gelu_deriv(x),
+            Activation::Gelu { approximate: true } => f::gelu_tanh_deriv(x),
+            Activation::Swish => f::swish_deriv(x),
+            Activation::LeakyRelu { alpha } => f::leaky_relu_deriv(x, f64::from(alpha)),
         }
     }
 

@@ -2,81 +2,27 @@
 //! (also fused with a layer's bias, in place), softmax, and the counter-based dropout
 //! generator. Plain slices in, plain slices out; shape checks happen in the caller. Each
 //! loop is compiled for the widest vectors the CPU has and split over the device's threads
-//! by elements or rows, never inside a sum. The formulas follow Keras 3 (selu constants, gelu in
-//! its erf form, softplus computed stably).
+//! by elements or rows, never inside a sum. The scalar formulas are `device::formulas`,
+//! shared with the op library's float64 path.
 
 use super::par::{for_chunks, for_elems, MIN_PARALLEL_ELEMS};
 use super::simd::vectorized;
+use crate::device::formulas as f;
 use crate::device::Activation;
-
-const SELU_ALPHA: f32 = 1.673_263_2;
-const SELU_SCALE: f32 = 1.050_701;
-
-/// The error function, to about 1e-7 absolute (W. J. Cody's rational approximations are
-/// overkill for f32; this uses the Numerical Recipes erfc Chebyshev fit in f64, whose
-/// relative error is below 1.2e-7 everywhere).
-pub fn erf(x: f32) -> f32 {
-    let z = f64::from(x).abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * poly.exp();
-    let r = 1.0 - erfc;
-    (if x >= 0.0 { r } else { -r }) as f32
-}
-
-#[inline(always)]
-fn sigmoid(x: f32) -> f32 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
-#[inline(always)]
-fn softplus(x: f32) -> f32 {
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
-}
 
 #[inline(always)]
 fn act1(act: Activation, x: f32) -> f32 {
     match act {
         Activation::Linear => x,
-        Activation::Relu => x.max(0.0),
-        Activation::Sigmoid => sigmoid(x),
+        Activation::Relu => f::relu(x),
+        Activation::Sigmoid => f::sigmoid(x),
         Activation::Tanh => x.tanh(),
-        Activation::Elu => {
-            if x > 0.0 {
-                x
-            } else {
-                x.exp_m1()
-            }
-        }
-        Activation::Selu => {
-            if x > 0.0 {
-                SELU_SCALE * x
-            } else {
-                SELU_SCALE * SELU_ALPHA * x.exp_m1()
-            }
-        }
-        Activation::Gelu => 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)),
-        Activation::Swish => x * sigmoid(x),
-        Activation::Softplus => softplus(x),
-        Activation::LeakyRelu(slope) => {
-            if x >= 0.0 {
-                x
-            } else {
-                slope * x
-            }
-        }
+        Activation::Elu => f::elu(x),
+        Activation::Selu => f::selu(x),
+        Activation::Gelu => f::gelu(x),
+        Activation::Swish => f::swish(x),
+        Activation::Softplus => f::softplus(x),
+        Activation::LeakyRelu(slope) => f::leaky_relu(x, slope),
     }
 }
 
@@ -85,46 +31,15 @@ fn act1(act: Activation, x: f32) -> f32 {
 fn deriv(act: Activation, x: f32, y: f32) -> f32 {
     match act {
         Activation::Linear => 1.0,
-        Activation::Relu => {
-            if x > 0.0 {
-                1.0
-            } else {
-                0.0
-            }
-        }
-        Activation::Sigmoid => y * (1.0 - y),
-        Activation::Tanh => 1.0 - y * y,
-        Activation::Elu => {
-            if x > 0.0 {
-                1.0
-            } else {
-                y + 1.0
-            }
-        }
-        Activation::Selu => {
-            if x > 0.0 {
-                SELU_SCALE
-            } else {
-                y + SELU_SCALE * SELU_ALPHA
-            }
-        }
-        Activation::Gelu => {
-            let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
-            cdf + x * pdf
-        }
-        Activation::Swish => {
-            let s = sigmoid(x);
-            s + x * s * (1.0 - s)
-        }
-        Activation::Softplus => sigmoid(x),
-        Activation::LeakyRelu(slope) => {
-            if x >= 0.0 {
-                1.0
-            } else {
-                slope
-            }
-        }
+        Activation::Relu => f::relu_deriv(x),
+        Activation::Sigmoid => f::sigmoid_deriv(y),
+        Activation::Tanh => f::tanh_deriv(y),
+        Activation::Elu => f::elu_deriv(x, y),
+        Activation::Selu => f::selu_deriv(x, y),
+        Activation::Gelu => f::gelu_deriv(x),
+        Activation::Swish => f::swish_deriv(x),
+        Activation::Softplus => f::sigmoid(x),
+        Activation::LeakyRelu(slope) => f::leaky_relu_deriv(x, slope),
     }
 }
 
@@ -421,20 +336,6 @@ pub fn dropout_mask(seed: u64, rate: f32, mask: &mut [f32], threads: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn erf_matches_known_values() {
-        // Values of erf from standard tables.
-        for (x, want) in [
-            (0.0, 0.0),
-            (0.5, 0.520_499_9),
-            (1.0, 0.842_700_8),
-            (2.0, 0.995_322_3),
-        ] {
-            assert!((erf(x) - want).abs() < 2e-7, "erf({x})");
-            assert!((erf(-x) + want).abs() < 2e-7, "erf(-{x})");
-        }
-    }
 
     #[test]
     fn dropout_is_reproducible_and_has_the_right_rate() {
