@@ -582,8 +582,8 @@ fn path_arg(args: &Args, name: &str) -> PyResult<String> {
 /// Saving needs the engine's description of the model.
 fn not_savable(m: &ModelObj) -> PyErr {
     PyErr::not_implemented(format!(
-        "saving model '{}' is not supported here: only models of built-in layers \
-         (Sequential or functional) can be saved",
+        "saving model '{}' is not supported here: only a Sequential model or a functional \
+         chain of built-in layers can be saved",
         m.name()
     ))
 }
