@@ -784,9 +784,12 @@ impl Object for ModelObj {
                         return Err(PyErr::runtime_error("this kernel cannot add layers to a model that is already built; add every layer before training"));
                     }
                     if let Some(t) = l.downcast::<super::layers::KerasTensor>() {
-                        let shape: Vec<usize> =
-                            t.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
-                        *m.input_shape.borrow_mut() = Some(shape);
+                        *m.input_shape.borrow_mut() = Some(t.features());
+                        if let super::layers::Source::Input(layer) = &t.source {
+                            if let Some(x) = layer.downcast::<LayerObj>() {
+                                *m.input_name.borrow_mut() = Some(x.core.name());
+                            }
+                        }
                         return Ok(Value::None);
                     }
                     if let Some(x) = l.downcast::<LayerObj>().filter(|x| x.kind().is_none()) {

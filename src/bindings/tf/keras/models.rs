@@ -104,8 +104,9 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         }
         // `keras.Input(shape=...)` may open the list, as Keras 3 recommends.
         if let Some(t) = l.downcast::<KerasTensor>() {
-            if flat.is_empty() && t.is_input() {
+            if let (true, Source::Input(layer)) = (flat.is_empty(), &t.source) {
                 shape = Some(t.features());
+                input_name = LayerHandle::of(layer, ctx).map(|h| h.core.name());
                 continue;
             }
         }

@@ -67,11 +67,6 @@ impl KerasTensor {
     pub fn features(&self) -> Vec<usize> {
         self.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect()
     }
-
-    /// Whether this is an `Input` rather than a layer's output.
-    pub fn is_input(&self) -> bool {
-        matches!(self.source, Source::Input(_))
-    }
 }
 
 impl Object for KerasTensor {
