@@ -269,6 +269,13 @@ fn with_runner<'a, R>(
         }
         return r;
     }
+    if m.running_graph().is_some_and(|g| g.outputs.len() > 1) {
+        return Err(PyErr::not_implemented(
+            "fit, evaluate and predict of a functional model with several outputs are not \
+             supported here yet; call the model on tensors (model(x)) and train it with a \
+             tf.GradientTape loop instead",
+        ));
+    }
     let t = OpTrainer::new(ctx, model, input)?;
     let mut runner = Runner::Op(Box::new(t));
     let r = f(&mut runner);
