@@ -7,6 +7,7 @@
 pub use super::activations::Act;
 use super::error::{fmt_shape, KResult, KerasError};
 pub use super::init::Init;
+pub use super::merge::MergeOp;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +84,8 @@ pub enum LayerKind {
     },
     Activation(Act),
     Softmax,
+    /// A merge of several inputs (`Add`, `Concatenate`, ...): only in a graph of layers.
+    Merge(MergeOp),
 }
 
 impl LayerKind {
@@ -131,6 +134,7 @@ impl LayerKind {
             LayerKind::Dropout { .. } => "Dropout",
             LayerKind::Activation(_) => "Activation",
             LayerKind::Softmax => "Softmax",
+            LayerKind::Merge(m) => m.class_name(),
         }
     }
 
@@ -145,6 +149,7 @@ impl LayerKind {
             LayerKind::Dropout { .. } => "dropout",
             LayerKind::Activation(_) => "activation",
             LayerKind::Softmax => "softmax",
+            LayerKind::Merge(m) => m.base_name(),
         }
     }
 
@@ -407,6 +412,8 @@ impl ModelConfig {
                     (shape.clone(), (None, None))
                 }
                 LayerKind::Activation(_) | LayerKind::Softmax => (shape.clone(), (None, None)),
+                // A chain hands each layer one tensor; a merge needs a list of them.
+                LayerKind::Merge(_) => return Err(super::merge::not_a_list(&shape)),
             };
             plan.in_shapes.push(shape);
             plan.out_shapes.push(out.clone());

@@ -34,6 +34,7 @@ pub mod fit;
 pub mod init;
 mod layers;
 pub mod losses;
+pub mod merge;
 pub mod metrics;
 pub mod optimizer;
 pub mod pickle;
@@ -46,7 +47,9 @@ pub mod validate;
 pub use callbacks::{Callback, EarlyStopping, LearningRateScheduler, TrainInfo};
 pub use checkpoint::ModelCheckpoint;
 pub use compile::{CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig};
-pub use config::{Act, Init, LayerKind, LayerSpec, ModelConfig, NameScope, Padding, Plan, VarSpec};
+pub use config::{
+    Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, NameScope, Padding, Plan, VarSpec,
+};
 pub use error::{KResult, KerasError};
 pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
 pub use init::{initial_weights, HostArray};

@@ -4,7 +4,7 @@
 
 use crate::device::LossKind;
 use crate::keras::compile::{loss_name, CompileConfig, Metric, OptKind, OptimizerConfig};
-use crate::keras::config::{Act, Init, LayerKind, LayerSpec, ModelConfig, Padding};
+use crate::keras::config::{Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, Padding};
 use crate::keras::error::{KResult, KerasError};
 use serde_json::{json, Value};
 
@@ -71,6 +71,8 @@ fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
         }
         LayerKind::Activation(a) => json!({"activation": a.keras_name()}),
         LayerKind::Softmax => json!({"axis": -1}),
+        LayerKind::Merge(MergeOp::Concatenate { axis }) => json!({ "axis": axis }),
+        LayerKind::Merge(_) => json!({}),
     };
     if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
         c.extend(e.clone());

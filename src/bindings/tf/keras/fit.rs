@@ -166,6 +166,55 @@ fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     })
 }
 
+/// A model's inputs as rows: one array, or, for a functional model, a list of arrays or
+/// a dict keyed by input names, whose values are laid side by side in each example's row
+/// (the op trainer splits them again, see `subclass.rs`).
+fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
+    let Some(g) = m.graph.borrow().clone() else {
+        return rows(v, ctx);
+    };
+    let parts = match v {
+        Value::Dict(_) => g.bind_inputs(v)?,
+        Value::List(_) | Value::Tuple(_) if g.inputs.len() > 1 => g.bind_inputs(v)?,
+        _ => return rows(v, ctx),
+    };
+    if let [one] = parts.as_slice() {
+        return rows(one, ctx);
+    }
+    let parts = parts
+        .iter()
+        .map(|p| rows(p, ctx))
+        .collect::<PyResult<Vec<_>>>()?;
+    let counts: Vec<usize> = parts
+        .iter()
+        .map(|p| p.shape.first().copied().unwrap_or(0))
+        .collect();
+    let n = counts.first().copied().unwrap_or(0);
+    if counts.iter().any(|&c| c != n) {
+        let sizes: Vec<String> = counts.iter().map(|c| format!("'x' sizes: {c}")).collect();
+        return Err(PyErr::value_error(format!(
+            "Data cardinality is ambiguous. Make sure all arrays contain the same number of \
+             samples.{}",
+            sizes.join("\n")
+        )));
+    }
+    let per: Vec<usize> = parts
+        .iter()
+        .map(|p| p.values().len().checked_div(n).unwrap_or(0))
+        .collect();
+    let width: usize = per.iter().sum();
+    let mut data = Vec::with_capacity(n * width);
+    for i in 0..n {
+        for (p, k) in parts.iter().zip(&per) {
+            data.extend_from_slice(p.values().get(i * k..(i + 1) * k).unwrap_or(&[]));
+        }
+    }
+    Ok(Rows {
+        shape: vec![n, width],
+        data: RowData::Converted(Rc::new(data)),
+    })
+}
+
 /// The model's first variable as Keras prints it, for the scope mistakes' messages.
 fn first_variable(this: &Value, ctx: &mut dyn Ctx) -> String {
     let first = LayerHandle::of(this, ctx)
@@ -220,6 +269,13 @@ fn with_runner<'a, R>(
         }
         return r;
     }
+    if m.running_graph().is_some_and(|g| g.outputs.len() > 1) {
+        return Err(PyErr::not_implemented(
+            "fit, evaluate and predict of a functional model with several outputs are not \
+             supported here yet; call the model on tensors (model(x)) and train it with a \
+             tf.GradientTape loop instead",
+        ));
+    }
     let t = OpTrainer::new(ctx, model, input)?;
     let mut runner = Runner::Op(Box::new(t));
     let r = f(&mut runner);
@@ -254,7 +310,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     let (x, y_ds) = ds
         .as_ref()
         .map_or((x.clone(), None), |d| (d.x.clone(), d.y.clone()));
-    let xr = rows(&x, ctx)?;
+    let xr = input_rows(m, &x, ctx)?;
     let y = y_ds.as_ref().or(given(&s[1])).ok_or_else(|| {
         PyErr::value_error(
             "fit needs targets: pass y (this kernel does not take datasets of (x, y) here yet)",
@@ -288,7 +344,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
             let (vx, vy) = validation_pair(v, ctx)?;
-            Some((rows(&vx, ctx)?, rows(&vy, ctx)?))
+            Some((input_rows(m, &vx, ctx)?, rows(&vy, ctx)?))
         }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
@@ -297,7 +353,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
                     "validation_data must be a tuple (x_val, y_val)",
                 ));
             };
-            Some((rows(vx, ctx)?, rows(vy, ctx)?))
+            Some((input_rows(m, vx, ctx)?, rows(vy, ctx)?))
         }
         None => None,
     };
@@ -409,7 +465,7 @@ pub fn forward(
     batch: usize,
     ctx: &mut dyn Ctx,
 ) -> PyResult<NdArray> {
-    let xr = rows(x, ctx)?;
+    let xr = input_rows(m, x, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
     let n = xr.shape.first().copied().unwrap_or(0);
     let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
@@ -467,7 +523,7 @@ fn evaluate(
         Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
         None => (x, s[1].clone().unwrap_or(Value::None)),
     };
-    let xr = rows(&x, ctx)?;
+    let xr = input_rows(m, &x, ctx)?;
     let yr = rows(&y, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
     if m.compiled.borrow().is_none() {
@@ -533,8 +589,8 @@ fn path_arg(args: &Args, name: &str) -> PyResult<String> {
 /// Saving needs the engine's description of the model.
 fn not_savable(m: &ModelObj) -> PyErr {
     PyErr::not_implemented(format!(
-        "saving model '{}' is not supported here: only models of built-in layers \
-         (Sequential or functional) can be saved",
+        "saving model '{}' is not supported here: only a Sequential model or a functional \
+         chain of built-in layers can be saved",
         m.name()
     ))
 }

@@ -16,8 +16,10 @@ use super::super::distribute::{active_strategy, warn_compile_outside_scope, Stra
 use super::super::{bound, given, TfState};
 use super::layers::build::build_builtin;
 use super::layers::call::{call_layer, in_call, mark_built};
+use super::layers::graph::Graph;
 use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::layer::{common_attr, dims_text, Dims, LayerCore, LayerObj};
+use super::layers::KerasTensor;
 use super::layers::{kerr, shape_arg};
 use super::variable::keras_variable;
 use crate::distribute::keras_model::MirroredTrainer;
@@ -188,6 +190,10 @@ pub struct ModelObj {
     pub scope_at_creation: Option<Value>,
     /// The optimizer of a model trained through the op library (`subclass.rs`).
     pub op_training: RefCell<Option<super::subclass::OpTraining>>,
+    /// A functional model's graph: its inputs and outputs, and its layer calls.
+    pub graph: RefCell<Option<Rc<Graph>>>,
+    /// Whether calls run the graph (it is not a plain chain that the engine runs).
+    pub runs_graph: Cell<bool>,
 }
 
 /// Session-wide Keras state: automatic names, the weight seed counter, and the name scope
@@ -227,6 +233,17 @@ impl ModelObj {
             stop_training: Cell::new(false),
             loss_arg: RefCell::new(Value::None),
             op_training: RefCell::new(None),
+            graph: RefCell::new(None),
+            runs_graph: Cell::new(false),
+        }
+    }
+
+    /// The graph that calls of this model run, when it is not a chain.
+    pub fn running_graph(&self) -> Option<Rc<Graph>> {
+        if self.runs_graph.get() {
+            self.graph.borrow().clone()
+        } else {
+            None
         }
     }
 
@@ -279,7 +296,7 @@ impl ModelObj {
             .iter()
             .enumerate()
             .all(|(i, l)| !layers[..i].iter().any(|o| o.is(l)));
-        self.kind != ModelKind::Subclassed && all_builtin && distinct
+        self.kind != ModelKind::Subclassed && all_builtin && distinct && !self.runs_graph.get()
     }
 
     /// Builds the model for `input_shape` (without the batch axis).
@@ -417,10 +434,30 @@ impl ModelObj {
         dims: &[Option<usize>],
         ctx: &mut dyn Ctx,
     ) -> PyResult<()> {
-        let shape: Vec<usize> = dims.iter().map(|d| d.unwrap_or(1)).collect();
-        let zeros = NdArray::zeros(&shape, crate::tensor::DType::F32)
-            .map_err(super::super::convert::tensor_err)?;
-        let x = super::super::convert::tensor_value(zeros);
+        let zeros = |features: &[usize]| -> PyResult<Value> {
+            let mut shape = vec![1];
+            shape.extend(features);
+            let a = NdArray::zeros(&shape, crate::tensor::DType::F32)
+                .map_err(super::super::convert::tensor_err)?;
+            Ok(super::super::convert::tensor_value(a))
+        };
+        // A graph of several inputs is called on a list of them.
+        let x = match self.running_graph() {
+            Some(g) if g.inputs.len() > 1 => Value::list(
+                g.input_features()
+                    .iter()
+                    .map(|f| zeros(f))
+                    .collect::<PyResult<_>>()?,
+            ),
+            _ => zeros(
+                dims.get(1..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.unwrap_or(1))
+                    .collect::<Vec<_>>()
+                    .as_slice(),
+            )?,
+        };
         *self.created_under.borrow_mut() = self.scope_at_creation.clone();
         let e = super::super::eager::context(ctx);
         e.pause();
@@ -428,6 +465,13 @@ impl ModelObj {
         super::super::eager::context(ctx).resume();
         r?;
         *self.core.build_shape.borrow_mut() = Some(dims.to_vec());
+        // The call ran on one example; a graph's output keeps its symbolic batch axis.
+        if let Some(g) = self.running_graph() {
+            let out = g.outputs.first().and_then(|o| o.downcast::<KerasTensor>());
+            if let Some(o) = out {
+                *self.core.output_shape.borrow_mut() = Some(o.shape.clone());
+            }
+        }
         if let Some(h) = LayerHandle::of(this, ctx) {
             mark_built(&h, ctx)?;
         }
@@ -482,6 +526,9 @@ impl ModelObj {
         training: bool,
         ctx: &mut dyn Ctx,
     ) -> PyResult<Value> {
+        if let Some(g) = self.running_graph() {
+            return g.run(x, training, ctx);
+        }
         let layers = self.layer_values();
         let mut h = x.clone();
         for l in &layers {
@@ -652,6 +699,18 @@ pub fn model_attr(
             })
         }
         "stop_training" => Value::Bool(m.stop_training.get()),
+        "inputs" | "outputs" | "input" | "output" if m.graph.borrow().is_some() => {
+            let Some(g) = m.graph.borrow().clone() else {
+                return Ok(None);
+            };
+            match name {
+                "inputs" => Value::list(g.inputs.clone()),
+                "outputs" => Value::list(g.outputs.clone()),
+                // As given: one tensor, a list, or a dict.
+                "input" => g.input_struct.clone(),
+                _ => g.output_struct.clone(),
+            }
+        }
         "distribute_strategy" => match m.created_under.borrow().clone() {
             Some(s) => s,
             None => super::super::distribute::current_or_default(ctx),
@@ -688,6 +747,11 @@ pub fn model_attr(
 pub fn model_layers(m: &ModelObj, h: &LayerHandle, ctx: &mut dyn Ctx) -> PyResult<Vec<Value>> {
     match m.kind {
         ModelKind::Subclassed => h.sublayers(ctx),
+        // A functional model lists its input layers too, in the graph's order.
+        ModelKind::Functional => match m.graph.borrow().as_ref() {
+            Some(g) => Ok(g.layers()),
+            None => Ok(m.layer_values()),
+        },
         _ => Ok(m.layer_values()),
     }
 }
@@ -720,9 +784,12 @@ impl Object for ModelObj {
                         return Err(PyErr::runtime_error("this kernel cannot add layers to a model that is already built; add every layer before training"));
                     }
                     if let Some(t) = l.downcast::<super::layers::KerasTensor>() {
-                        let shape: Vec<usize> =
-                            t.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
-                        *m.input_shape.borrow_mut() = Some(shape);
+                        *m.input_shape.borrow_mut() = Some(t.features());
+                        if let super::layers::Source::Input(layer) = &t.source {
+                            if let Some(x) = layer.downcast::<LayerObj>() {
+                                *m.input_name.borrow_mut() = Some(x.core.name());
+                            }
+                        }
                         return Ok(Value::None);
                     }
                     if let Some(x) = l.downcast::<LayerObj>().filter(|x| x.kind().is_none()) {

@@ -1,15 +1,17 @@
 //! Making models: `Sequential([...])` (nested models contribute their layers), the
-//! functional `Model(inputs, outputs)` for a chain, building at once when the input shape
+//! functional `Model(inputs, outputs)` (a chain, or any graph of layer calls), building at once when the input shape
 //! is known, and the engine strategy a mirrored model trains on. Registered in `tf.keras`
 //! and `tf.keras.models`.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::super::distribute::{active_strategy, Strategy};
 use super::super::given;
 use super::layers::base::unique_name;
+use super::layers::graph::Graph;
 use super::layers::handle::LayerHandle;
-use super::layers::{KerasTensor, LayerObj};
+use super::layers::{KerasTensor, LayerObj, Source};
 use super::model::{ModelKind, ModelObj};
 use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
@@ -102,8 +104,9 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         }
         // `keras.Input(shape=...)` may open the list, as Keras 3 recommends.
         if let Some(t) = l.downcast::<KerasTensor>() {
-            if flat.is_empty() && t.layers.is_empty() {
-                shape = Some(t.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect());
+            if let (true, Source::Input(layer)) = (flat.is_empty(), &t.source) {
+                shape = Some(t.features());
+                input_name = LayerHandle::of(layer, ctx).map(|h| h.core.name());
                 continue;
             }
         }
@@ -129,26 +132,35 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 
 fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("Model", &["inputs", "outputs", "name"], 2)?;
-    let inp = s[0]
-        .as_ref()
-        .and_then(|v| v.downcast::<KerasTensor>())
-        .ok_or_else(|| {
-            PyErr::type_error("Model(inputs, outputs) expects keras.Input(...) as inputs")
-        })?;
-    let out = s[1]
-        .as_ref()
-        .and_then(|v| v.downcast::<KerasTensor>())
-        .ok_or_else(|| {
-            PyErr::type_error(
-                "Model(inputs, outputs) expects the result of calling layers on the input",
-            )
-        })?;
+    let none = Value::None;
+    let graph = Graph::new(
+        s[0].as_ref().unwrap_or(&none),
+        s[1].as_ref().unwrap_or(&none),
+    )?;
     let name = name_or(given(&s[2]), "functional", ctx)?;
-    let layers = out.layers.clone();
-    let shape: Vec<usize> = inp.shape.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
+    let first = graph
+        .inputs
+        .first()
+        .and_then(|i| i.downcast::<KerasTensor>())
+        .ok_or_else(|| PyErr::type_error("Model(inputs, outputs) expects keras.Input(...)"))?;
+    let shape = first.features();
+    let input_name = match &first.source {
+        Source::Input(l) => LayerHandle::of(l, ctx).map(|h| h.core.name()),
+        Source::Call(_) => None,
+    };
+    // A chain from one input to one output runs on the compiled engine, as a Sequential
+    // does; any other graph runs its layer calls in order.
+    let chain = match (graph.inputs.len(), graph.outputs.as_slice()) {
+        (1, [out]) => out.downcast::<KerasTensor>().and_then(|t| t.chain()),
+        _ => None,
+    };
+    let runs_graph = chain.is_none();
+    let layers = chain.unwrap_or_else(|| graph.layers());
     let scope = active_strategy(ctx);
     let m = ModelObj::new(ModelKind::Functional, name, layers, Some(shape), scope);
-    *m.input_name.borrow_mut() = Some(inp.name.clone());
+    *m.input_name.borrow_mut() = input_name;
+    *m.graph.borrow_mut() = Some(Rc::new(graph));
+    m.runs_graph.set(runs_graph);
     finish(m, ctx)
 }
 

@@ -177,6 +177,9 @@ pub struct OpTrainer<'a> {
     /// The strategy and its replica count, when the model was built under one.
     strategy: Option<(Value, usize)>,
     device: CpuDevice,
+    /// The shapes of a functional graph's several inputs, whose values lie side by side
+    /// in each example's row (see `fit.rs`); empty for a model of one input.
+    input_parts: Vec<Vec<usize>>,
     /// A Python error raised inside a step; the loop sees `Interrupted` and stops.
     pub err: Option<PyErr>,
 }
@@ -220,6 +223,10 @@ impl<'a> OpTrainer<'a> {
         if m.op_training.borrow().is_none() {
             *m.op_training.borrow_mut() = Some(OpTraining::default());
         }
+        let input_parts = match m.running_graph() {
+            Some(g) if g.inputs.len() > 1 => g.input_features(),
+            _ => vec![],
+        };
         Ok(OpTrainer {
             ctx,
             model,
@@ -228,6 +235,7 @@ impl<'a> OpTrainer<'a> {
             compile,
             strategy,
             device: CpuDevice::new(0),
+            input_parts,
             err: None,
         })
     }
@@ -247,10 +255,16 @@ impl<'a> OpTrainer<'a> {
         x: &[f32],
         y: Option<&[f32]>,
         rows: usize,
-    ) -> PyResult<(Tensor, Option<Tensor>)> {
-        let mut xs = vec![rows];
-        xs.extend(&self.config.input_shape);
-        let xt = NdArray::from_f32(&xs, x.to_vec()).map_err(super::super::convert::tensor_err)?;
+    ) -> PyResult<(Value, Option<Tensor>)> {
+        let xt = if self.input_parts.is_empty() {
+            let mut xs = vec![rows];
+            xs.extend(&self.config.input_shape);
+            let a =
+                NdArray::from_f32(&xs, x.to_vec()).map_err(super::super::convert::tensor_err)?;
+            wrap(Tensor::new(a))
+        } else {
+            Value::list(split_inputs(x, rows, &self.input_parts)?)
+        };
         let yt = match y {
             Some(y) => {
                 let per = y.len().checked_div(rows).unwrap_or(0);
@@ -272,12 +286,12 @@ impl<'a> OpTrainer<'a> {
             }
             None => None,
         };
-        Ok((Tensor::new(xt), yt))
+        Ok((xt, yt))
     }
 
     /// The model's output on `x` (run through `model(x, training=...)`).
-    fn forward(&self, x: &Tensor, training: bool, ctx: &mut dyn Ctx) -> PyResult<Tensor> {
-        let args = Args::new(vec![wrap(x.clone())]).with_kw("training", Value::Bool(training));
+    fn forward(&self, x: &Value, training: bool, ctx: &mut dyn Ctx) -> PyResult<Tensor> {
+        let args = Args::new(vec![x.clone()]).with_kw("training", Value::Bool(training));
         let out = call_layer(&self.model.this, args, ctx)?;
         tensor_of(&out, ctx)
     }
@@ -453,6 +467,28 @@ impl<'a> OpTrainer<'a> {
         state.iterations += 1;
         Ok(())
     }
+}
+
+/// The inputs of `rows` examples whose values lie side by side in each row of `x`, one
+/// tensor per input of `parts` shapes.
+fn split_inputs(x: &[f32], rows: usize, parts: &[Vec<usize>]) -> PyResult<Vec<Value>> {
+    let sizes: Vec<usize> = parts.iter().map(|p| p.iter().product()).collect();
+    let per: usize = sizes.iter().sum();
+    let mut out = Vec::with_capacity(parts.len());
+    let mut at = 0;
+    for (shape, size) in parts.iter().zip(&sizes) {
+        let mut data = Vec::with_capacity(rows * size);
+        for r in 0..rows {
+            let start = r * per + at;
+            data.extend_from_slice(x.get(start..start + size).unwrap_or(&[]));
+        }
+        at += size;
+        let mut dims = vec![rows];
+        dims.extend(shape);
+        let a = NdArray::from_f32(&dims, data).map_err(super::super::convert::tensor_err)?;
+        out.push(wrap(Tensor::new(a)));
+    }
+    Ok(out)
 }
 
 fn dev_err(e: crate::device::DeviceError) -> PyErr {

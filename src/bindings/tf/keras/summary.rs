@@ -3,7 +3,8 @@
 //! model's layers and their variables; the display part formats them as Keras does. A
 //! layer that is not built shows `?` and `0 (unbuilt)`; in a subclassed model a built-in
 //! layer's output shape is computed from the shape it was built for, a user's layer shows
-//! `?`, as Keras shows them.
+//! `?`, as Keras shows them. A functional graph's rows show the shapes of its symbolic
+//! tensors and the "Connected to" column.
 
 use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::layer::{dims_text, LayerObj};
@@ -61,8 +62,17 @@ pub fn summary_of(this: &Value, m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Sum
         LayerHandle::of(this, ctx).ok_or_else(|| PyErr::runtime_error("the model has no state"))?;
     let subclassed = m.kind == ModelKind::Subclassed;
     let mut rows = vec![];
+    let graph = m.running_graph();
     for l in model_layers(m, &h, ctx)? {
-        rows.push(row(&l, subclassed, ctx)?);
+        let mut r = row(&l, subclassed, ctx)?;
+        // A graph's layers show the shapes of their symbolic calls and what they read.
+        if let Some(g) = &graph {
+            if let Some(d) = g.output_dims(&l) {
+                r.output_shape = dims_text(&d);
+            }
+            r.connected_to = Some(g.connected_to(&l, ctx));
+        }
+        rows.push(r);
     }
     let trainable = count(&layer_weights(&h, ctx, Some(true))?);
     let non_trainable = count(&layer_weights(&h, ctx, Some(false))?);

@@ -96,14 +96,14 @@ fn engine_init(v: Option<&Value>, default: Init) -> PyResult<Init> {
 
 /// The arguments a built-in constructor got: its own (by position or keyword) and the
 /// common ones.
-struct Bound {
-    own: Vec<Option<Value>>,
+pub(super) struct Bound {
+    pub(super) own: Vec<Option<Value>>,
     name: Option<String>,
     trainable: bool,
     input_shape: Option<Vec<usize>>,
 }
 
-fn bind(cls: &str, args: &Args, own: &[&str], required: usize) -> PyResult<Bound> {
+pub(super) fn bind(cls: &str, args: &Args, own: &[&str], required: usize) -> PyResult<Bound> {
     let (mine, rest): (Vec<_>, Vec<_>) = args
         .kw
         .iter()
@@ -138,7 +138,7 @@ fn bind(cls: &str, args: &Args, own: &[&str], required: usize) -> PyResult<Bound
     })
 }
 
-fn make(kind: LayerKind, b: Bound, ctx: &mut dyn Ctx) -> Value {
+pub(super) fn make(kind: LayerKind, b: Bound, ctx: &mut dyn Ctx) -> Value {
     let name = b.name.unwrap_or_else(|| unique_name(ctx, kind.base_name()));
     let l = LayerObj::new(Builtin::Kind(kind), b.input_shape, name);
     l.core.trainable.set(b.trainable);

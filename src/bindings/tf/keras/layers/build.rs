@@ -41,6 +41,11 @@ fn single_plan(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResul
 /// The output shape of `kind` on inputs of `input`, unknown sizes kept unknown where they
 /// reach the output.
 pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResult<Dims> {
+    if let LayerKind::Merge(op) = kind {
+        return op
+            .out_shape(&[input.to_vec()])
+            .map_err(super::merge::merge_err);
+    }
     let plan = single_plan(name, kind, input)?;
     let planned = plan.out_shapes.first().cloned().unwrap_or_default();
     let batch = input.first().copied().flatten();
@@ -64,6 +69,7 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
         LayerKind::Flatten | LayerKind::Reshape { .. } => {
             out.extend(planned.iter().map(|d| known.then_some(*d)));
         }
+        LayerKind::Merge(_) => out.extend(rest.iter().copied()),
     }
     Ok(out)
 }
@@ -88,8 +94,10 @@ pub fn build_builtin(
     if l.core.built.get() {
         return Ok(());
     }
-    let Some(kind) = l.kind() else {
+    let Some(kind) = l.kind().filter(|k| !matches!(k, LayerKind::Merge(_))) else {
+        // Input and merge layers have no variables.
         l.core.built.set(true);
+        *l.core.build_shape.borrow_mut() = Some(input.to_vec());
         return Ok(());
     };
     let name = l.core.name();

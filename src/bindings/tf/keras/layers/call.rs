@@ -17,6 +17,7 @@ use super::build::{build_builtin, out_dims};
 use super::handle::{HandleKind, LayerHandle};
 use super::layer::{dims_value, Dims, LayerObj};
 use super::symbolic;
+use crate::keras::LayerKind;
 use crate::lang::{Args, Ctx, NativeFn, PyErr, PyResult, Value};
 use crate::ops;
 use crate::tensor::DType;
@@ -271,6 +272,25 @@ fn run_call(
             let Some(kind) = l.kind() else {
                 return Ok(x.clone());
             };
+            if let LayerKind::Merge(op) = kind {
+                let xs = match x {
+                    Value::List(_) | Value::Tuple(_) => x
+                        .as_seq()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|v| tensor_of(v, ctx))
+                        .collect::<PyResult<Vec<_>>>()?,
+                    _ => {
+                        let shape = first_tensor(x).map(|t| t.shape().to_vec());
+                        let shape = shape.unwrap_or_default();
+                        let features = shape.get(1..).unwrap_or(&[]);
+                        return Err(super::merge::merge_err(crate::keras::merge::not_a_list(
+                            features,
+                        )));
+                    }
+                };
+                return super::merge::forward(*op, &xs, ctx).map(wrap);
+            }
             let t = first_tensor(x).ok_or_else(|| {
                 PyErr::value_error(format!(
                     "Layer '{}' expects 1 input(s), but it received a structure of inputs.",

@@ -114,6 +114,9 @@ pub struct LayerCore {
     pub build_shape: RefCell<Option<Dims>>,
     /// The output shape of its last call (with the batch axis).
     pub output_shape: RefCell<Option<Dims>>,
+    /// How many times it was called on symbolic tensors: each call is a node of a
+    /// functional graph, numbered from 0 as "Connected to" numbers them.
+    pub symbolic_calls: Cell<usize>,
 }
 
 impl LayerCore {
@@ -126,6 +129,7 @@ impl LayerCore {
             input_spec: RefCell::new(None),
             build_shape: RefCell::new(None),
             output_shape: RefCell::new(None),
+            symbolic_calls: Cell::new(0),
         }
     }
 

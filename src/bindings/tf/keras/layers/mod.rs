@@ -16,13 +16,15 @@ pub mod base;
 pub mod build;
 pub mod call;
 pub mod eager;
+pub mod graph;
 pub mod handle;
 pub mod layer;
+pub mod merge;
 pub mod symbolic;
 
 pub use args::{activation_arg, shape_arg, shape_arg_dims};
 pub use layer::{Builtin, LayerCore, LayerObj};
-pub use symbolic::KerasTensor;
+pub use symbolic::{KerasTensor, Source};
 
 use super::super::given;
 use crate::keras::{KerasError, LayerKind};
@@ -62,14 +64,21 @@ pub fn input(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let batch = given(&s[1]).map(|v| v.as_int()).transpose()?;
     let mut dims = vec![batch.map(|b| b.max(0) as usize)];
     dims.extend(shape.iter().map(|d| Some(*d)));
-    let name = match given(&s[5]) {
-        Some(v) => v.as_str()?.to_string(),
-        None => base::unique_name(ctx, "keras_tensor"),
+    // Keras makes an `InputLayer` for the tensor; a given name names both.
+    let (layer_name, name) = match given(&s[5]) {
+        Some(v) => (v.as_str()?.to_string(), v.as_str()?.to_string()),
+        None => (
+            base::unique_name(ctx, "input_layer"),
+            base::unique_name(ctx, "keras_tensor"),
+        ),
     };
+    let layer = LayerObj::new(Builtin::Input, Some(shape), layer_name);
+    layer.core.built.set(true);
+    *layer.core.output_shape.borrow_mut() = Some(dims.clone());
     Ok(Value::native(KerasTensor {
         shape: dims,
         name,
-        layers: vec![],
+        source: symbolic::Source::Input(Value::native(layer)),
     }))
 }
 
@@ -83,7 +92,8 @@ fn class(name: &str, body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>) -> Value 
 
 /// `tf.keras.layers`.
 pub fn module() -> Value {
-    NativeModule::new("keras.layers", "Keras layers.")
+    let m = NativeModule::new("keras.layers", "Keras layers.");
+    merge::register(m)
         .with("Dense", class("Dense", args::dense))
         .with("Conv2D", class("Conv2D", args::conv2d))
         .with("MaxPooling2D", class("MaxPooling2D", args::max_pool))
