@@ -122,17 +122,19 @@ fn visit(
         return Ok(());
     }
     if let Some(o) = v.downcast::<OptimizerObj>() {
+        // The attribute brings a compiled optimizer's step count up to its model's first.
+        let listed = ctx.getattr(v, "variables")?;
+        let variables = ctx.iterate(&listed)?;
         let opt = o.opt.borrow();
         let rate_is_variable = matches!(opt.rate, Rate::Variable(_));
-        for (i, var) in opt.variables().iter().enumerate() {
+        for (i, var) in variables.into_iter().enumerate() {
             let name = match i {
                 0 => "_iterations".to_string(),
                 1 if rate_is_variable => "_learning_rate".to_string(),
                 _ => format!("_variables/{i}"),
             };
-            let shown = crate::bindings::tf::keras::state_variable::StateVariable::value(var);
             g.variables
-                .push((format!("{}{VALUE_SUFFIX}", join(prefix, &name)), shown));
+                .push((format!("{}{VALUE_SUFFIX}", join(prefix, &name)), var));
         }
         if !opt.built() {
             g.unbuilt.push(Unbuilt::Optimizer {

@@ -30,6 +30,8 @@ pub struct ManagerObj {
     kept: RefCell<Vec<(String, f64)>>,
     latest: RefCell<Option<String>>,
     last_preserved: f64,
+    /// Called by `restore_or_initialize` when there is no checkpoint to restore.
+    init_fn: Option<Value>,
 }
 
 impl ManagerObj {
@@ -39,10 +41,9 @@ impl ManagerObj {
                 "CheckpointManager needs a tf.train.Checkpoint",
             ));
         };
-        let n = match number {
-            Some(n) => n,
-            None => ck.bump()?,
-        };
+        // TF counts every save, also one numbered by the caller.
+        let counted = ck.bump()?;
+        let n = number.unwrap_or(counted);
         let path = format!("{}-{n}", self.prefix);
         CheckpointObj::write(&self.checkpoint, &path, ctx)?;
         {
@@ -117,6 +118,9 @@ impl Object for ManagerObj {
             }),
             "restore_or_initialize" => bound::<ManagerObj>(this, name, |m, _, _, ctx| {
                 let Some(latest) = m.latest.borrow().clone() else {
+                    if let Some(f) = &m.init_fn {
+                        ctx.call(f, Args::default())?;
+                    }
                     return Ok(Value::None);
                 };
                 let restore = ctx.getattr(&m.checkpoint, "restore")?;
@@ -188,6 +192,19 @@ pub fn class() -> Value {
                 Some(n as usize)
             }
         };
+        // Saving by time or by step interval is not built; refusing beats ignoring them.
+        for (i, arg) in [
+            (3, "keep_checkpoint_every_n_hours"),
+            (5, "step_counter"),
+            (6, "checkpoint_interval"),
+        ] {
+            if given(&s[i]).is_some() {
+                return Err(TfError::NotImplemented(format!(
+                    "CheckpointManager's `{arg}` is not supported by this kernel"
+                ))
+                .into());
+            }
+        }
         let name = match given(&s[4]) {
             Some(v) => path_arg(v, ctx)?,
             None => "ckpt".into(),
@@ -213,6 +230,7 @@ pub fn class() -> Value {
             kept: RefCell::new(kept),
             latest: RefCell::new(latest),
             last_preserved: now(),
+            init_fn: given(&s[7]).cloned(),
         }))
     })
     .into_value()
