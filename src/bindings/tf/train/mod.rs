@@ -4,13 +4,15 @@
 //! engine's, `keras::saving::bundle`); `restore` puts values back, deferring those whose
 //! variables are made later (`restore.rs`); `CheckpointManager` and `latest_checkpoint`
 //! (`manager.rs`) keep a run's newest checkpoints and find them through the `checkpoint`
-//! state file (`state_file.rs`). A mirrored variable is saved once (its first replica)
+//! state file (`state_file.rs`); `list_variables` and `load_variable` (`reader.rs`) read
+//! one without restoring it. A mirrored variable is saved once (its first replica)
 //! and restored into every replica, so a checkpoint moves between numbers of replicas.
 //! This module never touches a device and holds no numerics.
 
 pub mod checkpoint;
 pub mod graph;
 pub mod manager;
+pub mod reader;
 pub mod restore;
 pub mod state_file;
 
@@ -21,7 +23,7 @@ pub use restore::{keras_variable_made, optimizer_built};
 
 /// The `tf.train` module.
 pub fn module() -> Value {
-    NativeModule::new("tensorflow.train", "Training checkpoints.")
+    let m = NativeModule::new("tensorflow.train", "Training checkpoints.")
         .with("Checkpoint", checkpoint::class())
         .with("CheckpointManager", manager::class())
         .with(
@@ -39,6 +41,9 @@ pub fn module() -> Value {
                     Ok(manager::latest_checkpoint(&dir).map_or(Value::None, Value::from))
                 },
             ),
-        )
-        .into_value()
+        );
+    for (name, f) in reader::functions() {
+        m.set(name, f);
+    }
+    m.into_value()
 }
