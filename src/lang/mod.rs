@@ -15,62 +15,21 @@
 //!
 //! [`Sink`]: crate::cell::Sink
 
-pub mod exc;
-pub mod native;
-pub mod object;
-pub mod value;
-
-mod ast;
-mod attr;
 mod builtins;
-mod builtins_more;
-mod builtins_obj;
-mod call;
-mod comp;
-mod compare;
-mod complete;
-mod convert;
-mod convert_expr;
-mod ctxmgr;
-mod eval_expr;
-mod eval_guard;
-mod eval_stmt;
-mod exceptions;
-mod fast;
-mod files;
-mod format;
-mod help;
-mod interp;
-mod items;
-mod magics;
-mod mathmod;
-mod memory;
-mod methods;
-mod methods_coll;
-mod modules;
-mod ops;
-mod parse;
-mod pretty;
-mod recursion;
-mod repr;
-mod runtime;
-mod scope;
-mod sort;
-mod stand_in;
+mod datamodel;
+mod eval;
+mod ipython;
 mod syntax;
-mod traceback;
-mod trashcan;
-mod types;
-mod vm;
+mod values;
 
-pub use exc::{Frame, PyErr, PyResult};
-pub use help::{signature, SigParam, Signature};
-pub use interp::{is_complete, Interpreter};
-pub use native::{NativeClass, NativeFn, NativeModule};
-pub use object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
-pub use repr::{float_repr, str_repr};
-pub use stand_in::StandIn;
-pub use value::{Dict, HashKey, Value};
+pub use datamodel::repr::{float_repr, str_repr};
+pub use eval::interp::{is_complete, Interpreter};
+pub use ipython::help::{signature, SigParam, Signature};
+pub use values::exc::{Frame, PyErr, PyResult};
+pub use values::native::{NativeClass, NativeFn, NativeModule};
+pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
+pub use values::stand_in::StandIn;
+pub use values::value::{Dict, HashKey, Value};
 
 /// The exception class a native raises by `name` (`PyErr::new(name, ..)`), as a value to
 /// bind in a module: `tf.errors.OpError`, `tf.errors.InvalidArgumentError`, ... An

@@ -1,0 +1,81 @@
+//! Comprehensions and generator expressions: each runs in a frame of its own, its first
+//! iterable evaluated in the enclosing scope; generator expressions are collected eagerly.
+
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+use super::vm::{Env, Vm};
+use crate::lang::syntax::ast::*;
+use crate::lang::values::exc::PyResult;
+use crate::lang::values::runtime::Set;
+use crate::lang::values::value::{Dict, HashKey, Value};
+
+impl Vm<'_> {
+    pub fn eval_comp(&mut self, c: &CompDef, env: &Env) -> PyResult<Value> {
+        let first = self.eval(&c.first_iter, env)?;
+        let frame = self.new_frame(c.nlocals, env.frame.clone());
+        let mut inner = Env {
+            frame: Some(frame),
+            class_ns: None,
+            line: std::cell::Cell::new(env.line.get()),
+            owner: env.owner.clone(),
+        };
+        let mut out = vec![];
+        let mut dict = Dict::default();
+        self.comp_level(c, 0, first, &inner, &mut out, &mut dict)?;
+        if let Some(f) = inner.frame.take() {
+            self.release_frame(f);
+        }
+        Ok(match c.kind {
+            CompKind::List => Value::list(out),
+            CompKind::Gen => crate::lang::values::runtime::SeqIter::value(out),
+            CompKind::Set => {
+                let mut m = IndexMap::new();
+                for v in out {
+                    crate::lang::values::memory::map_room_for_one(&mut m)?;
+                    m.insert(HashKey::of(&v)?, v);
+                }
+                Set::value(m, false)
+            }
+            CompKind::Dict => Value::Dict(Rc::new(std::cell::RefCell::new(dict))),
+        })
+    }
+
+    fn comp_level(
+        &mut self,
+        c: &CompDef,
+        level: usize,
+        iterable: Value,
+        env: &Env,
+        out: &mut Vec<Value>,
+        dict: &mut Dict,
+    ) -> PyResult<()> {
+        let Some(g) = c.gens.get(level) else {
+            return Ok(());
+        };
+        let items = self.iter_values(&iterable)?;
+        'outer: for item in items {
+            self.check_interrupt_fast()?;
+            self.assign(&g.target, item, env)?;
+            for cond in &g.ifs {
+                let t = self.eval(cond, env)?;
+                if !self.truthy(&t)? {
+                    continue 'outer;
+                }
+            }
+            if level + 1 < c.gens.len() {
+                let next = self.eval(&c.gens[level + 1].iter, env)?;
+                self.comp_level(c, level + 1, next, env, out, dict)?;
+            } else if let Some(v) = &c.value {
+                let k = self.eval(&c.elt, env)?;
+                let v = self.eval(v, env)?;
+                dict.insert(k, v)?;
+            } else {
+                let v = self.eval(&c.elt, env)?;
+                out.push(v);
+            }
+        }
+        Ok(())
+    }
+}
