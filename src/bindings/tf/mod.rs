@@ -19,7 +19,7 @@
 //! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
 //! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
 //! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
-//! `keras/` (`tf.keras`); `errors.rs` (`tf.errors`).
+//! `keras/` (`tf.keras`); `train/` (`tf.train`: checkpoints); `errors.rs` (`tf.errors`).
 
 pub mod config;
 pub mod convert;
@@ -40,6 +40,7 @@ pub mod shape;
 pub mod shape_ops;
 pub mod strategies;
 pub mod tensor;
+pub mod train;
 pub mod values;
 pub mod variable;
 
@@ -118,6 +119,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
     .with("random", random::module())
+    .with("train", train::module())
     .with("TensorShape", shape::class())
     .with("Module", module::class())
     .with(

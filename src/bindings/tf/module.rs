@@ -153,7 +153,7 @@ const PROPERTIES: &[&str] = &[
 ];
 
 /// A module's attributes, as `vars(module)` lists them.
-fn attributes(m: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<(String, Value)>> {
+pub fn attributes(m: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<(String, Value)>> {
     if let Some(o) = m.downcast::<ModuleObj>() {
         return Ok(o
             .attrs
@@ -166,7 +166,7 @@ fn attributes(m: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<(String, Value)>> {
 }
 
 /// Whether `v` is a module: `tf.Module()` or an instance of a subclass.
-fn is_module(v: &Value, ctx: &mut dyn Ctx) -> bool {
+pub fn is_module(v: &Value, ctx: &mut dyn Ctx) -> bool {
     if v.downcast::<ModuleObj>().is_some() {
         return true;
     }

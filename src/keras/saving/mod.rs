@@ -16,6 +16,7 @@
 //! so a crash never leaves half a file under the real name. Missing, truncated or corrupt
 //! files become errors naming the path, never a panic. This module never touches a device.
 
+pub mod bundle;
 mod json;
 mod tensors;
 
@@ -94,7 +95,7 @@ pub fn check_weights_path(path: &Path) -> KResult<()> {
 }
 
 /// Writes `bytes` to a temporary sibling of `path`, then renames it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> KResult<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> KResult<()> {
     let io = |e: std::io::Error| KerasError::Io {
         path: shown(path),
         detail: e.to_string(),

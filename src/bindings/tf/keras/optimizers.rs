@@ -524,6 +524,12 @@ impl OptimizerObj {
             }
         }
         let made_before = self.opt.borrow().variables().len();
+        if !self.opt.borrow().built() {
+            // A checkpoint restored before the slots existed fills them before the step
+            // reads them (TF's deferred restoration).
+            self.opt.borrow_mut().build(&targets).map_err(op_err)?;
+            super::super::train::optimizer_built(ctx, &self.opt.borrow())?;
+        }
         {
             let mut opt = self.opt.borrow_mut();
             run(ctx, |e| opt.apply(e, &tensors, &targets))?;
@@ -643,6 +649,7 @@ impl Object for OptimizerObj {
                 let vars = ctx.iterate(s[0].as_ref().unwrap_or(&Value::None))?;
                 let targets = vars.iter().map(target_of).collect::<PyResult<Vec<_>>>()?;
                 o.opt.borrow_mut().build(&targets).map_err(op_err)?;
+                super::super::train::optimizer_built(ctx, &o.opt.borrow())?;
                 Ok(Value::None)
             }),
             "get_config" => bound::<OptimizerObj>(this, name, |o, _, _, _| o.get_config()),

@@ -31,8 +31,10 @@ pub struct KerasVariable {
 impl KerasVariable {
     /// A new variable holding `a`, mirrored over the replicas of the strategy whose scope
     /// is active.
+    /// A checkpoint restored before the variable existed gives it its saved value here.
     pub fn make(ctx: &mut dyn Ctx, path: &str, name: &str, a: NdArray, trainable: bool) -> Value {
         let value = make_variable(ctx, a, path, trainable);
+        super::super::train::keras_variable_made(ctx, path, &value);
         Value::native(KerasVariable {
             path: path.to_string(),
             name: name.to_string(),
