@@ -49,6 +49,7 @@ mod protocol_loopback;
 mod runner_e2e;
 mod runner_outputs;
 mod tensor_numpy_reference;
+mod tf_custom_loop;
 mod tf_data;
 mod tf_data_ops;
 mod tf_devices;

@@ -8,6 +8,7 @@ use std::any::Any;
 use super::address_of;
 use crate::bindings::common::ItemIter;
 use crate::lang::{CmpOp, Ctx, Object, PyErr, PyResult, Value};
+use crate::ops;
 
 /// Values with one component per replica, printed as TF prints them:
 /// `PerReplica:{\n  0: ...,\n  1: ...\n}`.
@@ -23,6 +24,18 @@ impl DistributedValues {
             kind: "PerReplica",
             parts,
         })
+    }
+
+    fn shown(
+        &self,
+        ctx: &mut dyn Ctx,
+        show: impl Fn(&mut dyn Ctx, &Value) -> PyResult<String>,
+    ) -> PyResult<String> {
+        let mut lines = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            lines.push(format!("  {i}: {}", show(ctx, p)?));
+        }
+        Ok(format!("{}:{{\n{}\n}}", self.kind, lines.join(",\n")))
     }
 
     /// The component a replica sees: its own part, or the value itself when it is not
@@ -46,11 +59,11 @@ impl Object for DistributedValues {
         self.kind.into()
     }
     fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
-        let mut lines = Vec::with_capacity(self.parts.len());
-        for (i, p) in self.parts.iter().enumerate() {
-            lines.push(format!("  {i}: {}", ctx.repr(p)?));
-        }
-        Ok(format!("{}:{{\n{}\n}}", self.kind, lines.join(",\n")))
+        self.shown(ctx, |ctx, p| ctx.repr(p))
+    }
+    /// TF's `str` shows each part's `str` (`tf.Tensor(1, ...)`), its `repr` each `repr`.
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        self.shown(ctx, |ctx, p| ctx.str(p))
     }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(match name {
@@ -169,14 +182,19 @@ pub struct ReplicaContext {
     pub replica: usize,
     pub replicas: usize,
     pub value_context: bool,
+    /// The default strategy's context (outside every scope), whose replica id is a Python
+    /// int; a strategy's replica sees its id as an int32 tensor, as in TF.
+    pub default: bool,
 }
 
 impl Object for ReplicaContext {
     fn type_name(&self) -> String {
         if self.value_context {
             "ValueContext"
+        } else if self.default {
+            "_DefaultReplicaContext"
         } else {
-            "ReplicaContext"
+            "_MirroredReplicaContext"
         }
         .into()
     }
@@ -188,18 +206,36 @@ impl Object for ReplicaContext {
             )
         } else {
             format!(
-                "<tensorflow.python.distribute.distribute_lib.ReplicaContext object at {}>",
+                "<tensorflow.python.distribute.{} object at {}>",
+                if self.default {
+                    "distribute_lib._DefaultReplicaContext"
+                } else {
+                    "mirrored_run._MirroredReplicaContext"
+                },
                 address_of(self)
             )
         })
     }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(match name {
-            "replica_id_in_sync_group" => Some(Value::Int(self.replica as i64)),
+            "replica_id_in_sync_group" if self.default || self.value_context => {
+                Some(Value::Int(self.replica as i64))
+            }
+            "replica_id_in_sync_group" => Some(super::eager::wrap(ops::Tensor::scalar(
+                self.replica as f64,
+                crate::tensor::DType::I32,
+            ))),
             "num_replicas_in_sync" => Some(Value::Int(self.replicas as i64)),
             "strategy" if !self.value_context => Some(self.strategy.clone()),
             _ => None,
         })
+    }
+    fn class_chain(&self) -> Vec<String> {
+        let mut chain = vec![self.type_name()];
+        if !self.value_context {
+            chain.push("ReplicaContext".into());
+        }
+        chain
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -261,7 +261,15 @@ impl Object for MirroredVariable {
             move |m, this, args, ctx| {
                 let s = args.bind(label, &["value", "use_locking", "name", "read_value"], 1)?;
                 let v = s[0].clone().unwrap_or(Value::None);
-                // One conversion, then the same update on every copy keeps them identical.
+                // Inside a replica's function a variable without an aggregation (TF's
+                // `VariableAggregation.NONE`) updates that replica's copy only, as TF does;
+                // outside, the same update on every copy keeps them identical.
+                if let Some(r) = super::distribute::running_replica(ctx) {
+                    if let Some(var) = m.parts.get(r).and_then(|p| p.downcast::<Variable>()) {
+                        var.update(how, &v, ctx)?;
+                    }
+                    return Ok(this.clone());
+                }
                 for var in m.each() {
                     var.update(how, &v, ctx)?;
                 }
@@ -299,13 +307,27 @@ impl Object for MirroredVariable {
     }
 }
 
-/// A new variable: mirrored over the active strategy's replicas when one is in scope.
+/// A new variable: mirrored over the active strategy's replicas when one is in scope (or
+/// `strategy.run` is running, where the replicas share the one the first replica makes).
 pub fn make_variable(ctx: &mut dyn Ctx, a: NdArray, name: &str, trainable: bool) -> Value {
-    if let Some(s) = active_strategy(ctx) {
-        let n = s.downcast::<Strategy>().map_or(1, |st| st.num_replicas());
-        return Value::native(MirroredVariable::new(&a, name, n, trainable, s));
-    }
-    Value::native(Variable::new(a, &format!("{name}:0"), trainable))
+    super::distribute::shared_variable(ctx, move |ctx| {
+        if let Some(s) = active_strategy(ctx) {
+            let n = s.downcast::<Strategy>().map_or(1, |st| st.num_replicas());
+            return Value::native(MirroredVariable::new(&a, name, n, trainable, s));
+        }
+        Value::native(Variable::new(a, &format!("{name}:0"), trainable))
+    })
+}
+
+/// Every replica's copy of a mirrored variable (also behind a Keras variable); `None` for
+/// a variable that is not mirrored.
+pub fn mirrored_copies(v: &Value) -> Option<Vec<ops::Variable>> {
+    let inner = match v.downcast::<super::keras::variable::KerasVariable>() {
+        Some(k) => &k.value,
+        None => v,
+    };
+    let m = inner.downcast::<MirroredVariable>()?;
+    Some(m.each().map(|x| x.var.clone()).collect())
 }
 
 /// `tf.Variable(initial_value, trainable=True, name=None, dtype=None, shape=None)`.
