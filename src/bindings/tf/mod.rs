@@ -119,6 +119,10 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("keras", keras::module())
     .with("random", random::module())
     .with("TensorShape", shape::class())
+    .with(
+        "VariableAggregation",
+        Value::native(values::AggregationEnum),
+    )
     .with("Module", module::class())
     .with(
         "name_scope",

@@ -317,3 +317,116 @@ pub fn reduce_numbers(op: ReduceOp, parts: &[Value]) -> PyResult<Value> {
         ReduceOp::Mean => total / parts.len() as f64,
     }))
 }
+
+/// `tf.VariableAggregation`: how a mirrored variable combines the updates its replicas
+/// make in a replica context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregation {
+    /// Each replica updates its own copy.
+    None,
+    Sum,
+    Mean,
+    OnlyFirstReplica,
+}
+
+impl Aggregation {
+    const ALL: [Aggregation; 4] = [
+        Aggregation::None,
+        Aggregation::Sum,
+        Aggregation::Mean,
+        Aggregation::OnlyFirstReplica,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregation::None => "NONE",
+            Aggregation::Sum => "SUM",
+            Aggregation::Mean => "MEAN",
+            Aggregation::OnlyFirstReplica => "ONLY_FIRST_REPLICA",
+        }
+    }
+
+    /// The aggregation a `tf.Variable(aggregation=...)` argument names (`None`: NONE).
+    pub fn from_value(v: Option<&Value>) -> PyResult<Aggregation> {
+        match v {
+            None | Some(Value::None) => Ok(Aggregation::None),
+            Some(v) => v.downcast::<Aggregation>().copied().ok_or_else(|| {
+                PyErr::value_error(format!(
+                    "Invalid variable aggregation mode: {} for variable: Variable",
+                    v.type_name()
+                ))
+            }),
+        }
+    }
+}
+
+impl Object for Aggregation {
+    fn type_name(&self) -> String {
+        "VariableAggregationV2".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        let i = Aggregation::ALL.iter().position(|a| a == self).unwrap_or(0);
+        Ok(format!("<VariableAggregationV2.{}: {i}>", self.name()))
+    }
+    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("VariableAggregationV2.{}", self.name()))
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "name" => Some(Value::str(self.name())),
+            "value" => Some(Value::Int(
+                Aggregation::ALL.iter().position(|a| a == self).unwrap_or(0) as i64,
+            )),
+            _ => None,
+        })
+    }
+    fn compare(&self, op: CmpOp, other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let same = other.downcast::<Aggregation>().is_some_and(|o| o == self);
+        Ok(match op {
+            CmpOp::Eq => Some(Value::Bool(same)),
+            CmpOp::Ne => Some(Value::Bool(!same)),
+            _ => None,
+        })
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(*self as u64 + 0xa99)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The enum class `tf.VariableAggregation` itself.
+pub struct AggregationEnum;
+
+impl Object for AggregationEnum {
+    fn type_name(&self) -> String {
+        "EnumType".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok("<enum 'VariableAggregationV2'>".into())
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        if name == "__name__" {
+            return Ok(Some(Value::str("VariableAggregationV2")));
+        }
+        Ok(Aggregation::ALL
+            .iter()
+            .find(|a| a.name() == name)
+            .map(|a| Value::native(*a)))
+    }
+    fn dir(&self) -> Vec<String> {
+        Aggregation::ALL
+            .iter()
+            .map(|a| a.name().to_string())
+            .collect()
+    }
+    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(ItemIter::list(
+            Aggregation::ALL.iter().map(|a| Value::native(*a)).collect(),
+        ))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
