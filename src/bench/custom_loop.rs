@@ -11,7 +11,7 @@
 //! A last row trains the same MLP under `MirroredStrategy` on two logical CPU replicas:
 //! TensorFlow's custom-training tutorial loop (`strategy.run` of a `GradientTape` step
 //! calling `optimizer.apply_gradients`, inside `tf.function`) against `model.fit` on the
-//! same strategy, both in the same interpreter.
+//! same strategy, both in the same interpreter, each the fastest of 3 alternating epochs.
 
 use crate::cell::{CollectSink, ExecuteRequest, Output};
 
@@ -56,7 +56,8 @@ for name, fn in [("eager", step), ("function", fstep)]:
 "#;
 
 /// The tutorial's loop under a two-replica `MirroredStrategy` and `fit` on the same
-/// strategy, model and global batch; it prints `fit <samples/s>` and `loop <samples/s>`.
+/// strategy, model and global batch, each the fastest of 3 alternating epochs (the
+/// machine may be shared); it prints `fit <samples/s>` and `loop <samples/s>`.
 const STRATEGY_LOOP: &str = r#"import tensorflow as tf, numpy as np, time
 cpu = tf.config.list_physical_devices('CPU')[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -75,10 +76,6 @@ with strategy.scope():
     model = make()
     optimizer = tf.keras.optimizers.Adam()
     loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction='none')
-fitted.fit(x[:256], y[:256], batch_size=128, epochs=1, verbose=0)
-t0 = time.perf_counter()
-fitted.fit(x, y, batch_size=128, epochs=1, verbose=0)
-print('fit', N / (time.perf_counter() - t0))
 dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(128))
 def train_step(inputs):
     images, labels = inputs
@@ -90,13 +87,21 @@ def train_step(inputs):
 @tf.function
 def distributed_train_step(inputs):
     return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(train_step, args=(inputs,)), axis=None)
+fitted.fit(x[:256], y[:256], batch_size=128, epochs=1, verbose=0)
 for b in dist:
     distributed_train_step(b)
     break
-t0 = time.perf_counter()
-for b in dist:
-    distributed_train_step(b)
-print('loop', N / (time.perf_counter() - t0))
+best_fit, best_loop = 0.0, 0.0
+for _ in range(3):
+    t0 = time.perf_counter()
+    fitted.fit(x, y, batch_size=128, epochs=1, verbose=0)
+    best_fit = max(best_fit, N / (time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    for b in dist:
+        distributed_train_step(b)
+    best_loop = max(best_loop, N / (time.perf_counter() - t0))
+print('fit', best_fit)
+print('loop', best_loop)
 "#;
 
 /// Rounds over the synthetic examples for each variant.
