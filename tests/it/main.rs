@@ -51,6 +51,7 @@ mod runner_e2e;
 mod runner_outputs;
 mod tensor_numpy_reference;
 mod tf_checkpoint;
+mod tf_custom_loop;
 mod tf_data;
 mod tf_data_ops;
 mod tf_devices;

@@ -14,6 +14,7 @@ use super::{address_of, bound, given, py_tuple, TfError, TfState};
 use crate::display::{plain, MimeBundle};
 use crate::lang::str_repr;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
+use crate::ops;
 
 pub use super::mistakes::{check_fit_scope, warn_compile_outside_scope};
 pub use super::strategies::module;
@@ -125,6 +126,31 @@ impl Strategy {
             None => vec![],
         };
         let n = self.num_replicas();
+        let outer = ctx
+            .state()
+            .get::<TfState>()
+            .dist
+            .run
+            .replace(RunShared::new(n));
+        let results = self.run_replicas(this, &f, &pos, &kw, ctx);
+        let shared = std::mem::replace(&mut ctx.state().get::<TfState>().dist.run, outer);
+        let results = results?;
+        if let Some(waiting) = shared.and_then(|s| s.unmatched()) {
+            return Err(TfError::Runtime(waiting).into());
+        }
+        Ok(regroup(results))
+    }
+
+    /// Calls `f` as each replica in turn, with that replica's part of every argument.
+    fn run_replicas(
+        &self,
+        this: &Value,
+        f: &Value,
+        pos: &[Value],
+        kw: &[(String, Value)],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Vec<Value>> {
+        let n = self.num_replicas();
         let mut results = Vec::with_capacity(n);
         for r in 0..n {
             ctx.check_interrupt()?;
@@ -135,16 +161,15 @@ impl Strategy {
                     .map(|(k, v)| (k.clone(), DistributedValues::local(v, r)))
                     .collect(),
             };
+            if let Some(run) = ctx.state().get::<TfState>().dist.run.as_mut() {
+                run.start_replica();
+            }
             let saved = enter_replica(ctx, this, r);
-            let out = ctx.call(&f, call);
+            let out = ctx.call(f, call);
             restore_replica(ctx, saved);
             results.push(out?);
         }
-        Ok(if n == 1 {
-            results.pop().unwrap_or(Value::None)
-        } else {
-            DistributedValues::per_replica(results)
-        })
+        Ok(results)
     }
 
     /// `strategy.reduce(op, value, axis=None)` for Python numbers; tensors reduce through the
@@ -160,8 +185,7 @@ impl Strategy {
                 let shown = ctx.repr(&v)?;
                 return Err(TfError::Value(format!(
                     "A non-DistributedValues value {shown} cannot be reduced with the given \
-                     reduce op ReduceOp.SUM.\nHint: reduce the PerReplica result of \
-                     strategy.run(...), not a plain value."
+                     reduce op ReduceOp.SUM."
                 ))
                 .into());
             }
@@ -174,6 +198,21 @@ impl Strategy {
     }
 }
 
+/// `strategy.gather(value, axis)`: the replicas' parts joined along `axis`, in replica
+/// order (a value that is not per replica is its one part).
+fn gather(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("gather", &["value", "axis"], 2)?;
+    let v = s[0].clone().unwrap_or(Value::None);
+    let axis = s[1].as_ref().map_or(Ok(0), Value::as_int)?;
+    let parts = match v.downcast::<DistributedValues>() {
+        Some(d) => d.parts.clone(),
+        None => vec![v],
+    };
+    let refs: Vec<&Value> = parts.iter().collect();
+    let tensors = super::convert::matching(&refs, ctx)?;
+    super::eager::apply(ctx, |e| ops::concat(e, &tensors, axis))
+}
+
 /// The session's strategy bookkeeping.
 #[derive(Default)]
 pub struct DistState {
@@ -183,6 +222,193 @@ pub struct DistState {
     default: Option<Value>,
     /// While `strategy.run` calls a replica's function: that strategy and replica.
     replica: Option<(Value, usize)>,
+    /// What the replicas of the `strategy.run` in progress share.
+    run: Option<RunShared>,
+}
+
+/// What the replicas of one `strategy.run` share. Replicas run one after another here, so
+/// a collective call (`apply_gradients`' all-reduce) cannot return on the first replica:
+/// each replica's k-th call leaves its part, and the last replica's k-th call completes
+/// it, as TF matches collectives by their order in every replica. Variables made in the
+/// run are made once, by the first replica, and handed to the others in the same order.
+pub struct RunShared {
+    replicas: usize,
+    /// For each collective call, in order: every replica's part so far.
+    calls: Vec<Vec<Option<Vec<Option<ops::Tensor>>>>>,
+    /// The variables the first replica made, in order.
+    created: Vec<Value>,
+    /// How many collective calls and variables the running replica has made so far.
+    calls_made: usize,
+    created_made: usize,
+}
+
+impl RunShared {
+    fn new(replicas: usize) -> RunShared {
+        RunShared {
+            replicas,
+            calls: vec![],
+            created: vec![],
+            calls_made: 0,
+            created_made: 0,
+        }
+    }
+
+    fn start_replica(&mut self) {
+        self.calls_made = 0;
+        self.created_made = 0;
+    }
+
+    /// Why the run cannot end: a collective call some replica made and another did not.
+    fn unmatched(&self) -> Option<String> {
+        let k = self
+            .calls
+            .iter()
+            .position(|c| c.iter().any(Option::is_none))?;
+        Some(format!(
+            "Collective call {} (an apply_gradients in a replica context) was made by some \
+             replicas of this strategy.run but not by all {}: every replica must make the \
+             same collective calls in the same order.",
+            k + 1,
+            self.replicas
+        ))
+    }
+}
+
+/// What a collective call of a replica gives back: nothing yet (later replicas still have
+/// to make theirs), or every replica's part once the last one has made it.
+pub enum Collective {
+    /// Not inside a `strategy.run` with several replicas: there is nothing to reduce.
+    Alone,
+    Waiting,
+    Ready(Vec<Vec<Option<ops::Tensor>>>),
+}
+
+/// The running replica's next collective call with `part` (one tensor, or none, per
+/// slot): see [`RunShared`].
+pub fn collective(ctx: &mut dyn Ctx, part: Vec<Option<ops::Tensor>>) -> Collective {
+    let st = &mut ctx.state().get::<TfState>().dist;
+    let Some(r) = st.replica.as_ref().map(|(_, r)| *r) else {
+        return Collective::Alone;
+    };
+    let Some(run) = st.run.as_mut().filter(|run| run.replicas > 1) else {
+        return Collective::Alone;
+    };
+    let k = run.calls_made;
+    run.calls_made += 1;
+    if run.calls.len() <= k {
+        run.calls.push(vec![None; run.replicas]);
+    }
+    let Some(call) = run.calls.get_mut(k) else {
+        return Collective::Alone;
+    };
+    if let Some(slot) = call.get_mut(r) {
+        *slot = Some(part);
+    }
+    if call.iter().any(Option::is_none) {
+        return Collective::Waiting;
+    }
+    Collective::Ready(call.iter().map(|p| p.clone().unwrap_or_default()).collect())
+}
+
+/// The SUM all-reduce of every replica's parts, slot by slot, in replica order (a slot no
+/// replica filled stays empty).
+pub fn sum_parts(
+    e: &mut ops::Eager,
+    parts: &[Vec<Option<ops::Tensor>>],
+) -> ops::OpResult<Vec<Option<ops::Tensor>>> {
+    let slots = parts.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(slots);
+    for i in 0..slots {
+        let given: Vec<ops::Tensor> = parts
+            .iter()
+            .filter_map(|p| p.get(i).cloned().flatten())
+            .collect();
+        out.push(match given.len() {
+            0 => None,
+            1 => given.into_iter().next(),
+            _ => Some(ops::add_n(e, &given)?),
+        });
+    }
+    Ok(out)
+}
+
+/// A variable made inside `strategy.run`: the first replica makes it (with `make`), the
+/// others get the one the first replica made at the same point, as TF shares a variable
+/// made in a replica context. Outside a run, `make` makes it.
+pub fn shared_variable(ctx: &mut dyn Ctx, make: impl FnOnce(&mut dyn Ctx) -> Value) -> Value {
+    let st = &mut ctx.state().get::<TfState>().dist;
+    let r = st.replica.as_ref().map(|(_, r)| *r);
+    let Some(run) = st.run.as_mut() else {
+        return make(ctx);
+    };
+    let k = run.created_made;
+    run.created_made += 1;
+    if r != Some(0) {
+        if let Some(v) = run.created.get(k) {
+            return v.clone();
+        }
+    }
+    let v = make(ctx);
+    if let Some(run) = ctx.state().get::<TfState>().dist.run.as_mut() {
+        if r == Some(0) {
+            run.created.push(v.clone());
+        }
+    }
+    v
+}
+
+/// The results of the replicas as TF regroups them: tuples and lists item by item, a value
+/// every replica returned identically (the same object: here `None`, a bool, an equal
+/// string or an equal int that CPython caches) as itself, anything else as `PerReplica`.
+/// One replica's result is itself.
+fn regroup(mut results: Vec<Value>) -> Value {
+    if results.len() <= 1 {
+        return results.pop().unwrap_or(Value::None);
+    }
+    let first = results[0].clone();
+    let column = |i: usize| -> Vec<Value> {
+        results
+            .iter()
+            .map(|r| {
+                r.as_seq()
+                    .and_then(|s| s.get(i).cloned())
+                    .unwrap_or(Value::None)
+            })
+            .collect()
+    };
+    let same_len = |len: usize, tuple: bool| {
+        results.iter().all(|r| match r {
+            Value::Tuple(t) => tuple && t.len() == len,
+            Value::List(l) => !tuple && l.borrow().len() == len,
+            _ => false,
+        })
+    };
+    match &first {
+        Value::Tuple(t) if same_len(t.len(), true) => {
+            return Value::tuple((0..t.len()).map(|i| regroup(column(i))).collect())
+        }
+        Value::List(l) if same_len(l.borrow().len(), false) => {
+            let len = l.borrow().len();
+            return Value::list((0..len).map(|i| regroup(column(i))).collect());
+        }
+        _ => {}
+    }
+    // A float a replica computed is a new object in CPython, never the same as another's.
+    let identical = !matches!(first, Value::Float(_))
+        && results.iter().all(|r| {
+            r.is(&first)
+                || match (r, &first) {
+                    (Value::None, Value::None) => true,
+                    (Value::Bool(a), Value::Bool(b)) => a == b,
+                    (Value::Int(a), Value::Int(b)) => a == b && (-5..=256).contains(a),
+                    (Value::Str(a), Value::Str(b)) => a == b,
+                    _ => false,
+                }
+        });
+    if identical {
+        return first;
+    }
+    DistributedValues::per_replica(results)
 }
 
 fn enter_replica(ctx: &mut dyn Ctx, strategy: &Value, r: usize) -> Option<(Value, usize)> {
@@ -256,6 +482,7 @@ pub fn replica_context(ctx: &mut dyn Ctx) -> Value {
             replica: r,
             replicas: n,
             value_context: false,
+            default: false,
         });
     }
     if active_strategy(ctx).is_some() {
@@ -266,6 +493,7 @@ pub fn replica_context(ctx: &mut dyn Ctx) -> Value {
         replica: 0,
         replicas: 1,
         value_context: false,
+        default: true,
     })
 }
 
@@ -339,6 +567,7 @@ impl Object for Strategy {
             }),
             "run" => bound::<Strategy>(this, "run", |s, this, a, c| s.run(this, a, c)),
             "reduce" => bound::<Strategy>(this, "reduce", |s, _, a, c| s.reduce(a, c)),
+            "gather" => bound::<Strategy>(this, "gather", |_, _, a, c| gather(a, c)),
             "experimental_local_results" => {
                 bound::<Strategy>(this, "experimental_local_results", |_, _, a, _| {
                     let s = a.bind("experimental_local_results", &["value"], 1)?;
@@ -352,6 +581,11 @@ impl Object for Strategy {
             "experimental_distribute_dataset" => {
                 bound::<Strategy>(this, "experimental_distribute_dataset", |s, _, a, _| {
                     super::data::distribute::distribute(s.num_replicas(), a)
+                })
+            }
+            "distribute_datasets_from_function" => {
+                bound::<Strategy>(this, "distribute_datasets_from_function", |s, _, a, c| {
+                    super::data::distribute::from_function(s.num_replicas(), a, c)
                 })
             }
             "experimental_distribute_values_from_function" => bound::<Strategy>(
@@ -371,6 +605,7 @@ impl Object for Strategy {
                             replica: r,
                             replicas: s.num_replicas(),
                             value_context: true,
+                            default: false,
                         });
                         parts.push(c.call(&f, Args::new(vec![vc]))?);
                     }
@@ -387,7 +622,10 @@ impl Object for Strategy {
             "scope",
             "run",
             "reduce",
+            "gather",
             "experimental_local_results",
+            "experimental_distribute_dataset",
+            "distribute_datasets_from_function",
             "experimental_distribute_values_from_function",
         ]
         .iter()

@@ -121,6 +121,10 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("random", random::module())
     .with("train", train::module())
     .with("TensorShape", shape::class())
+    .with(
+        "VariableAggregation",
+        Value::native(values::AggregationEnum),
+    )
     .with("Module", module::class())
     .with(
         "name_scope",

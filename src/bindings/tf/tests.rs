@@ -237,7 +237,11 @@ fn run_gives_per_replica_values_and_reduce_combines_them() -> PyResult<()> {
         let get = ctx.getattr(&tf2, "distribute")?;
         let get = ctx.getattr(&get, "get_replica_context")?;
         let rc = ctx.call(&get, Args::default())?;
-        let id = ctx.getattr(&rc, "replica_id_in_sync_group")?.as_int()?;
+        // A replica's id is an int32 tensor there, as in TF.
+        let id = ctx.getattr(&rc, "replica_id_in_sync_group")?;
+        let id = super::convert::held_array(&id)
+            .and_then(|a| a.to_i64_vec().1.first().copied())
+            .unwrap_or(-1);
         let x = args
             .pos
             .first()

@@ -8,6 +8,7 @@ use std::any::Any;
 use super::address_of;
 use crate::bindings::common::ItemIter;
 use crate::lang::{CmpOp, Ctx, Object, PyErr, PyResult, Value};
+use crate::ops;
 
 /// Values with one component per replica, printed as TF prints them:
 /// `PerReplica:{\n  0: ...,\n  1: ...\n}`.
@@ -23,6 +24,18 @@ impl DistributedValues {
             kind: "PerReplica",
             parts,
         })
+    }
+
+    fn shown(
+        &self,
+        ctx: &mut dyn Ctx,
+        show: impl Fn(&mut dyn Ctx, &Value) -> PyResult<String>,
+    ) -> PyResult<String> {
+        let mut lines = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            lines.push(format!("  {i}: {}", show(ctx, p)?));
+        }
+        Ok(format!("{}:{{\n{}\n}}", self.kind, lines.join(",\n")))
     }
 
     /// The component a replica sees: its own part, or the value itself when it is not
@@ -46,11 +59,11 @@ impl Object for DistributedValues {
         self.kind.into()
     }
     fn repr(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
-        let mut lines = Vec::with_capacity(self.parts.len());
-        for (i, p) in self.parts.iter().enumerate() {
-            lines.push(format!("  {i}: {}", ctx.repr(p)?));
-        }
-        Ok(format!("{}:{{\n{}\n}}", self.kind, lines.join(",\n")))
+        self.shown(ctx, |ctx, p| ctx.repr(p))
+    }
+    /// TF's `str` shows each part's `str` (`tf.Tensor(1, ...)`), its `repr` each `repr`.
+    fn str(&self, ctx: &mut dyn Ctx) -> PyResult<String> {
+        self.shown(ctx, |ctx, p| ctx.str(p))
     }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(match name {
@@ -169,14 +182,19 @@ pub struct ReplicaContext {
     pub replica: usize,
     pub replicas: usize,
     pub value_context: bool,
+    /// The default strategy's context (outside every scope), whose replica id is a Python
+    /// int; a strategy's replica sees its id as an int32 tensor, as in TF.
+    pub default: bool,
 }
 
 impl Object for ReplicaContext {
     fn type_name(&self) -> String {
         if self.value_context {
             "ValueContext"
+        } else if self.default {
+            "_DefaultReplicaContext"
         } else {
-            "ReplicaContext"
+            "_MirroredReplicaContext"
         }
         .into()
     }
@@ -188,18 +206,36 @@ impl Object for ReplicaContext {
             )
         } else {
             format!(
-                "<tensorflow.python.distribute.distribute_lib.ReplicaContext object at {}>",
+                "<tensorflow.python.distribute.{} object at {}>",
+                if self.default {
+                    "distribute_lib._DefaultReplicaContext"
+                } else {
+                    "mirrored_run._MirroredReplicaContext"
+                },
                 address_of(self)
             )
         })
     }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(match name {
-            "replica_id_in_sync_group" => Some(Value::Int(self.replica as i64)),
+            "replica_id_in_sync_group" if self.default || self.value_context => {
+                Some(Value::Int(self.replica as i64))
+            }
+            "replica_id_in_sync_group" => Some(super::eager::wrap(ops::Tensor::scalar(
+                self.replica as f64,
+                crate::tensor::DType::I32,
+            ))),
             "num_replicas_in_sync" => Some(Value::Int(self.replicas as i64)),
             "strategy" if !self.value_context => Some(self.strategy.clone()),
             _ => None,
         })
+    }
+    fn class_chain(&self) -> Vec<String> {
+        let mut chain = vec![self.type_name()];
+        if !self.value_context {
+            chain.push("ReplicaContext".into());
+        }
+        chain
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -280,4 +316,117 @@ pub fn reduce_numbers(op: ReduceOp, parts: &[Value]) -> PyResult<Value> {
         ReduceOp::Sum => total,
         ReduceOp::Mean => total / parts.len() as f64,
     }))
+}
+
+/// `tf.VariableAggregation`: how a mirrored variable combines the updates its replicas
+/// make in a replica context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregation {
+    /// Each replica updates its own copy.
+    None,
+    Sum,
+    Mean,
+    OnlyFirstReplica,
+}
+
+impl Aggregation {
+    const ALL: [Aggregation; 4] = [
+        Aggregation::None,
+        Aggregation::Sum,
+        Aggregation::Mean,
+        Aggregation::OnlyFirstReplica,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregation::None => "NONE",
+            Aggregation::Sum => "SUM",
+            Aggregation::Mean => "MEAN",
+            Aggregation::OnlyFirstReplica => "ONLY_FIRST_REPLICA",
+        }
+    }
+
+    /// The aggregation a `tf.Variable(aggregation=...)` argument names (`None`: NONE).
+    pub fn from_value(v: Option<&Value>) -> PyResult<Aggregation> {
+        match v {
+            None | Some(Value::None) => Ok(Aggregation::None),
+            Some(v) => v.downcast::<Aggregation>().copied().ok_or_else(|| {
+                PyErr::value_error(format!(
+                    "Invalid variable aggregation mode: {} for variable: Variable",
+                    v.type_name()
+                ))
+            }),
+        }
+    }
+}
+
+impl Object for Aggregation {
+    fn type_name(&self) -> String {
+        "VariableAggregationV2".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        let i = Aggregation::ALL.iter().position(|a| a == self).unwrap_or(0);
+        Ok(format!("<VariableAggregationV2.{}: {i}>", self.name()))
+    }
+    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("VariableAggregationV2.{}", self.name()))
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        Ok(match name {
+            "name" => Some(Value::str(self.name())),
+            "value" => Some(Value::Int(
+                Aggregation::ALL.iter().position(|a| a == self).unwrap_or(0) as i64,
+            )),
+            _ => None,
+        })
+    }
+    fn compare(&self, op: CmpOp, other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let same = other.downcast::<Aggregation>().is_some_and(|o| o == self);
+        Ok(match op {
+            CmpOp::Eq => Some(Value::Bool(same)),
+            CmpOp::Ne => Some(Value::Bool(!same)),
+            _ => None,
+        })
+    }
+    fn hash(&self) -> Option<u64> {
+        Some(*self as u64 + 0xa99)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The enum class `tf.VariableAggregation` itself.
+pub struct AggregationEnum;
+
+impl Object for AggregationEnum {
+    fn type_name(&self) -> String {
+        "EnumType".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok("<enum 'VariableAggregationV2'>".into())
+    }
+    fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        if name == "__name__" {
+            return Ok(Some(Value::str("VariableAggregationV2")));
+        }
+        Ok(Aggregation::ALL
+            .iter()
+            .find(|a| a.name() == name)
+            .map(|a| Value::native(*a)))
+    }
+    fn dir(&self) -> Vec<String> {
+        Aggregation::ALL
+            .iter()
+            .map(|a| a.name().to_string())
+            .collect()
+    }
+    fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(ItemIter::list(
+            Aggregation::ALL.iter().map(|a| Value::native(*a)).collect(),
+        ))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }

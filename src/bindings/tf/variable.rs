@@ -4,8 +4,9 @@
 //! a gradient tape watches trainable variables as they are read, and `assign`,
 //! `assign_add`, `assign_sub` run as the context's (non-differentiable) assignments.
 //! Printing and `numpy()` read the stored value without a tape seeing it. A variable
-//! created while a strategy's scope is active is mirrored: one copy per replica, every
-//! assignment applied to all of them, printed as TF prints `MirroredVariable:{...}`.
+//! created while a strategy's scope is active is mirrored: one copy per replica, an
+//! assignment outside a replica applied to all of them, one inside a replica's function
+//! combined by its `tf.VariableAggregation`, printed as TF prints `MirroredVariable:{...}`.
 
 use std::any::Any;
 
@@ -16,6 +17,7 @@ use super::tensor::{
     array_attr, array_truthy, numpy_text, shape_text, tensor_binop, tensor_compare, tensor_getitem,
     tensor_iter, tensor_unary,
 };
+use super::values::Aggregation;
 use super::{bound, given, TfError};
 use crate::lang::{Args, BinOp, CmpOp, Ctx, Object, PyResult, UnaryOp, Value};
 use crate::ops::{self, Assign};
@@ -186,6 +188,8 @@ impl Object for Variable {
 pub struct MirroredVariable {
     pub parts: Vec<Value>,
     pub strategy: Value,
+    /// How the replicas' updates in a replica context combine (`tf.VariableAggregation`).
+    pub aggregation: Aggregation,
 }
 
 impl MirroredVariable {
@@ -207,7 +211,11 @@ impl MirroredVariable {
                 Value::native(Variable::new(a.clone(), &name, trainable))
             })
             .collect();
-        MirroredVariable { parts, strategy }
+        MirroredVariable {
+            parts,
+            strategy,
+            aggregation: Aggregation::None,
+        }
     }
 
     pub fn primary(&self) -> Option<&Variable> {
@@ -216,6 +224,91 @@ impl MirroredVariable {
 
     fn each(&self) -> impl Iterator<Item = &Variable> {
         self.parts.iter().filter_map(|p| p.downcast::<Variable>())
+    }
+
+    /// An update made in replica `r`'s function, as TF combines it by the variable's
+    /// aggregation: NONE updates that replica's copy only; ONLY_FIRST_REPLICA applies the
+    /// first replica's value to every copy; SUM and MEAN wait for every replica's value
+    /// (a collective call, see `distribute::collective`) and apply their sum or mean to
+    /// every copy. A Python number is the same value on every replica, which TF refuses
+    /// to SUM.
+    fn update_in_replica(
+        &self,
+        r: usize,
+        how: Assign,
+        v: &Value,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        use super::distribute::{collective, sum_parts, Collective};
+        match self.aggregation {
+            Aggregation::None => {
+                if let Some(var) = self.parts.get(r).and_then(|p| p.downcast::<Variable>()) {
+                    var.update(how, v, ctx)?;
+                }
+                Ok(())
+            }
+            Aggregation::OnlyFirstReplica => {
+                if r == 0 {
+                    for var in self.each() {
+                        var.update(how, v, ctx)?;
+                    }
+                }
+                Ok(())
+            }
+            Aggregation::Sum | Aggregation::Mean => {
+                let plain = !super::convert::holds_array(v)
+                    || matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+                if plain && self.aggregation == Aggregation::Sum && self.parts.len() > 1 {
+                    let shown = ctx.repr(v)?;
+                    return Err(TfError::Value(format!(
+                        "A non-DistributedValues value {shown} cannot be reduced with the \
+                         given reduce op ReduceOp.SUM."
+                    ))
+                    .into());
+                }
+                let Some(first) = self.primary() else {
+                    return Ok(());
+                };
+                let dtype = first.var.dtype();
+                let t = match v.downcast::<super::tensor::Tensor>() {
+                    Some(x) if x.tensor.dtype() == dtype => x.tensor.clone(),
+                    Some(x) => {
+                        let x = x.tensor.clone();
+                        run(ctx, |e| ops::cast(e, &x, dtype))?
+                    }
+                    None => ops::Tensor::new(to_array(v, Some(dtype), false, ctx)?),
+                };
+                let parts = match collective(ctx, vec![Some(t)]) {
+                    Collective::Waiting => return Ok(()),
+                    Collective::Ready(parts) => parts,
+                    Collective::Alone => {
+                        for var in self.each() {
+                            var.update(how, v, ctx)?;
+                        }
+                        return Ok(());
+                    }
+                };
+                let n = parts.len();
+                let mean = self.aggregation == Aggregation::Mean;
+                let total = run(ctx, |e| {
+                    let total = sum_parts(e, &parts)?.into_iter().flatten().next();
+                    match total {
+                        Some(t) if mean => {
+                            let n = ops::Tensor::scalar(n as f64, t.dtype());
+                            ops::div(e, &t, &n).map(Some)
+                        }
+                        other => Ok(other),
+                    }
+                })?;
+                if let Some(t) = total {
+                    let value = wrap(t);
+                    for var in self.each() {
+                        var.update(how, &value, ctx)?;
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 
     /// A read of the copy the running code sees: the running replica's inside a replica's
@@ -261,7 +354,11 @@ impl Object for MirroredVariable {
             move |m, this, args, ctx| {
                 let s = args.bind(label, &["value", "use_locking", "name", "read_value"], 1)?;
                 let v = s[0].clone().unwrap_or(Value::None);
-                // One conversion, then the same update on every copy keeps them identical.
+                if let Some(r) = super::distribute::running_replica(ctx) {
+                    m.update_in_replica(r, how, &v, ctx)?;
+                    return Ok(this.clone());
+                }
+                // Outside a replica, the same update on every copy keeps them identical.
                 for var in m.each() {
                     var.update(how, &v, ctx)?;
                 }
@@ -299,13 +396,40 @@ impl Object for MirroredVariable {
     }
 }
 
-/// A new variable: mirrored over the active strategy's replicas when one is in scope.
+/// A new variable: mirrored over the active strategy's replicas when one is in scope (or
+/// `strategy.run` is running, where the replicas share the one the first replica makes).
 pub fn make_variable(ctx: &mut dyn Ctx, a: NdArray, name: &str, trainable: bool) -> Value {
-    if let Some(s) = active_strategy(ctx) {
-        let n = s.downcast::<Strategy>().map_or(1, |st| st.num_replicas());
-        return Value::native(MirroredVariable::new(&a, name, n, trainable, s));
-    }
-    Value::native(Variable::new(a, &format!("{name}:0"), trainable))
+    make_aggregated(ctx, a, name, trainable, Aggregation::None)
+}
+
+/// [`make_variable`] with the aggregation a mirrored variable's replica updates use.
+fn make_aggregated(
+    ctx: &mut dyn Ctx,
+    a: NdArray,
+    name: &str,
+    trainable: bool,
+    aggregation: Aggregation,
+) -> Value {
+    super::distribute::shared_variable(ctx, move |ctx| {
+        if let Some(s) = active_strategy(ctx) {
+            let n = s.downcast::<Strategy>().map_or(1, |st| st.num_replicas());
+            let mut m = MirroredVariable::new(&a, name, n, trainable, s);
+            m.aggregation = aggregation;
+            return Value::native(m);
+        }
+        Value::native(Variable::new(a, &format!("{name}:0"), trainable))
+    })
+}
+
+/// Every replica's copy of a mirrored variable (also behind a Keras variable); `None` for
+/// a variable that is not mirrored.
+pub fn mirrored_copies(v: &Value) -> Option<Vec<ops::Variable>> {
+    let inner = match v.downcast::<super::keras::variable::KerasVariable>() {
+        Some(k) => &k.value,
+        None => v,
+    };
+    let m = inner.downcast::<MirroredVariable>()?;
+    Some(m.each().map(|x| x.var.clone()).collect())
 }
 
 /// `tf.Variable(initial_value, trainable=True, name=None, dtype=None, shape=None)`.
@@ -354,7 +478,8 @@ pub fn variable_ctor(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     };
     let name = format!("{}{name}", super::module::scope_prefix(ctx));
     super::config::initialize(ctx);
-    let v = make_variable(ctx, a, &name, trainable);
+    let aggregation = Aggregation::from_value(given(&s[10]))?;
+    let v = make_aggregated(ctx, a, &name, trainable, aggregation);
     if let Some(var) = super::convert::variable_of(&v) {
         super::function::trace::variable_created(ctx, &var)?;
     }

@@ -483,8 +483,64 @@ impl OptimizerObj {
         if width > 2 {
             return Err(PyErr::value_error("too many values to unpack (expected 2)"));
         }
-        self.apply(&grads, &vars, ctx)?;
+        if !self.apply_mirrored(&grads, &vars, ctx)? {
+            self.apply(&grads, &vars, ctx)?;
+        }
         Ok(StateVariable::value(&self.opt.borrow().iterations))
+    }
+
+    /// `apply_gradients` in a replica context of `strategy.run`: the gradients of every
+    /// replica are SUM-all-reduced, and the one reduced update is applied to the first copy
+    /// of each mirrored variable and copied to the others, so the copies stay identical
+    /// and the optimizer steps once per step, as under TF. The update happens when the
+    /// last replica's call completes the all-reduce. `false` outside a replica context.
+    fn apply_mirrored(&self, grads: &[Value], vars: &[Value], ctx: &mut dyn Ctx) -> PyResult<bool> {
+        if super::super::distribute::running_replica(ctx).is_none() {
+            return Ok(false);
+        }
+        let mut copies = Vec::with_capacity(vars.len());
+        for v in vars {
+            // TF asserts that a variable updated in a replica context is distributed.
+            match super::super::variable::mirrored_copies(v) {
+                Some(c) => copies.push(c),
+                None => return Err(PyErr::new("AssertionError", "")),
+            }
+        }
+        let mut part = Vec::with_capacity(grads.len());
+        for g in grads {
+            part.push(match g {
+                Value::None => None,
+                g => Some(tensor_of(g, ctx)?),
+            });
+        }
+        use super::super::distribute::{collective, sum_parts, Collective};
+        let parts = match collective(ctx, part) {
+            Collective::Alone => return Ok(false),
+            Collective::Waiting => return Ok(true),
+            Collective::Ready(parts) => parts,
+        };
+        let summed = run(ctx, |e| sum_parts(e, &parts))?;
+        let reduced: Vec<Value> = summed
+            .into_iter()
+            .map(|g| g.map_or(Value::None, super::super::eager::wrap))
+            .collect();
+        self.apply(&reduced, vars, ctx)?;
+        run(ctx, |e| {
+            e.pause();
+            let mut done = Ok(());
+            for c in &copies {
+                let Some((first, rest)) = c.split_first() else {
+                    continue;
+                };
+                let t = e.read(first);
+                for other in rest {
+                    done = done.and_then(|_| e.assign(other, Assign::Set, &t));
+                }
+            }
+            e.resume();
+            done
+        })?;
+        Ok(true)
     }
 
     /// Keras's `apply(grads, trainable_variables)`.
