@@ -401,6 +401,13 @@ fn format_str(s: &str, sp: &Spec) -> PyResult<String> {
 
 impl Vm<'_> {
     pub fn format_value(&mut self, v: &Value, spec: &str) -> PyResult<String> {
+        if let Value::Native(o) = v {
+            // numpy's scalar types all derive from `numpy.generic`.
+            let numpy_scalar = o.class_chain().iter().any(|c| c == "generic");
+            if let Some(s) = self.format_array_like(v, &o.type_name(), numpy_scalar, spec)? {
+                return Ok(s);
+            }
+        }
         if spec.is_empty() {
             return self.str_of(v);
         }
@@ -416,19 +423,6 @@ impl Vm<'_> {
             Value::Float(x) => format_float(*x, &sp),
             Value::Str(s) => format_str(s, &sp),
             Value::Native(_) => {
-                if sp.ty.is_some() {
-                    // A numpy scalar or one-element array formats its Python value; a tensor
-                    // formats its numpy value's, as `EagerTensor.__format__` does.
-                    let item = self.call_method(v, "item", Args::default()).or_else(|_| {
-                        let n = self.call_method(v, "numpy", Args::default())?;
-                        self.call_method(&n, "item", Args::default())
-                    });
-                    if let Ok(x) = item {
-                        if !matches!(x, Value::Native(_)) {
-                            return self.format_value(&x, spec);
-                        }
-                    }
-                }
                 let s = self.str_of(v)?;
                 format_str(&s, &sp)
             }
@@ -437,6 +431,44 @@ impl Vm<'_> {
                 v.type_name()
             ))),
         }
+    }
+
+    /// `format()` of the array-likes whose `__format__` is not `str`: a tensor formats its
+    /// numpy value (`EagerTensor.__format__`); a numpy scalar or 0-d array formats its
+    /// Python value (so `f"{np.float32(x)}"` shows the double, as numpy does); an array of
+    /// more dimensions is its `str` under an empty spec and numpy's `TypeError` under any
+    /// other. `None` for every other native.
+    fn format_array_like(
+        &mut self,
+        v: &Value,
+        ty: &str,
+        numpy_scalar: bool,
+        spec: &str,
+    ) -> PyResult<Option<String>> {
+        if ty == "EagerTensor" {
+            let n = self.call_method(v, "numpy", Args::default())?;
+            return self.format_value(&n, spec).map(Some);
+        }
+        let is_array = ty == "ndarray";
+        if is_array {
+            let ndim = self.get_attr(v, "ndim")?;
+            if ndim.as_int()? != 0 {
+                if spec.is_empty() {
+                    return self.str_of(v).map(Some);
+                }
+                return Err(PyErr::type_error(
+                    "unsupported format string passed to numpy.ndarray.__format__",
+                ));
+            }
+        }
+        if !(is_array || numpy_scalar) {
+            return Ok(None);
+        }
+        let item = self.call_method(v, "item", Args::default())?;
+        if matches!(item, Value::Native(_)) {
+            return Ok(None);
+        }
+        self.format_value(&item, spec).map(Some)
     }
 
     /// `"..." % args`.
