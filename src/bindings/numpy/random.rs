@@ -66,17 +66,19 @@ fn dims_of(args: &Args) -> PyResult<Option<Vec<usize>>> {
 
 fn seed(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("seed", &["seed"], 0)?;
-    let st = match s[0].as_ref() {
-        None | Some(Value::None) => RandomState::from_entropy(),
-        Some(v) => {
-            let x = int_of(v)?;
-            let x = u32::try_from(x)
-                .map_err(|_| PyErr::value_error("Seed must be between 0 and 2**32 - 1"))?;
-            RandomState::new(x)
-        }
-    };
-    ctx.state().get::<GlobalRng>().0 = st;
+    match s[0].as_ref() {
+        None | Some(Value::None) => ctx.state().get::<GlobalRng>().0 = RandomState::from_entropy(),
+        Some(v) => seed_global(int_of(v)?, ctx)?,
+    }
     Ok(Value::None)
+}
+
+/// `np.random.seed(x)` for an integer `x` (also what `keras.utils.set_random_seed` calls).
+pub fn seed_global(x: i64, ctx: &mut dyn Ctx) -> PyResult<()> {
+    let x =
+        u32::try_from(x).map_err(|_| PyErr::value_error("Seed must be between 0 and 2**32 - 1"))?;
+    ctx.state().get::<GlobalRng>().0 = RandomState::new(x);
+    Ok(())
 }
 
 fn randint(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {

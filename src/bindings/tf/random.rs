@@ -19,7 +19,8 @@ use crate::tensor::DType;
 /// The session's random seeding.
 #[derive(Default)]
 pub struct RandomState {
-    global: Option<u64>,
+    /// `tf.random.set_seed`'s seed (`None` until a cell sets one).
+    pub global: Option<u64>,
     /// One advancing stream per op seed (`None`: calls without one).
     streams: HashMap<Option<i64>, SeedStream>,
     /// Where unseeded sessions start, drawn once from the clock.
@@ -52,10 +53,17 @@ fn set_seed(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         Some(v) => Some(v.as_int()? as u64),
         None => None,
     };
-    let st = &mut ctx.state().get::<TfState>().random;
-    st.global = seed;
-    st.streams.clear();
+    set_global_seed(seed, ctx);
     Ok(Value::None)
+}
+
+/// `tf.random.set_seed(seed)`: the global seed every later op and initializer draws from.
+pub fn set_global_seed(seed: Option<u64>, ctx: &mut dyn Ctx) {
+    let st = ctx.state().get::<TfState>();
+    st.random.global = seed;
+    st.random.streams.clear();
+    // Layers' initial weights count from here again (see `next_weight_seed`).
+    st.keras.seed = 0;
 }
 
 fn float_dtype(v: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<DType> {

@@ -209,6 +209,18 @@ pub struct KerasState {
     pub training: Vec<bool>,
 }
 
+/// The seed of the next weights a layer or model initializes: the session's count of
+/// initializations, mixed with `tf.random.set_seed`'s global seed when one is set (which
+/// restarts the count), so that seeding again gives the same weights, as in Keras.
+pub fn next_weight_seed(ctx: &mut dyn Ctx) -> u64 {
+    let st = ctx.state().get::<TfState>();
+    st.keras.seed += 1;
+    match st.random.global {
+        None => st.keras.seed,
+        Some(g) => (g ^ 0x6b65_7261_735f_7365).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ st.keras.seed,
+    }
+}
+
 impl ModelObj {
     pub(crate) fn new(
         kind: ModelKind,
@@ -354,11 +366,7 @@ impl ModelObj {
             functional: self.kind == ModelKind::Functional,
         };
         let plan = cfg.plan().map_err(kerr)?;
-        let seed = {
-            let st = &mut ctx.state().get::<TfState>().keras;
-            st.seed += 1;
-            st.seed
-        };
+        let seed = crate::bindings::tf::keras::model::next_weight_seed(ctx);
         let mut init = initial_weights(&plan, seed).into_iter();
         let name = self.name();
         in_call(ctx, &name, false, |ctx| {

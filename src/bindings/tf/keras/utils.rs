@@ -74,16 +74,44 @@ impl Object for ActivationFn {
     }
 }
 
+/// `keras.utils.set_random_seed(seed)`: seeds NumPy's global generator and TensorFlow's
+/// global seed (which the layers' initializers and dropout draw from), as Keras does; the
+/// kernel has no `random` module to seed.
+fn set_random_seed(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("set_random_seed", &["seed"], 1)?;
+    let v = s[0].clone().unwrap_or(Value::None);
+    let seed = match v {
+        Value::Int(i) => i,
+        Value::Bool(b) => i64::from(b),
+        other => {
+            let shown = ctx.str(&other)?;
+            return Err(PyErr::value_error(format!(
+                "Expected `seed` argument to be an integer. Received: seed={shown} (of type \
+                 <class '{}'>)",
+                other.type_name()
+            )));
+        }
+    };
+    crate::bindings::numpy::random::seed_global(seed, ctx)?;
+    super::super::random::set_global_seed(Some(seed as u64), ctx);
+    Ok(Value::None)
+}
+
 /// Registers `utils` and `activations` in `tf.keras`.
 pub fn register(keras: &NativeModule) {
-    let utils = NativeModule::new("keras.utils", "Keras utilities.").with(
-        "to_categorical",
-        super::super::func(
+    let utils = NativeModule::new("keras.utils", "Keras utilities.")
+        .with(
             "to_categorical",
-            "to_categorical(x, num_classes=None)",
-            to_categorical,
-        ),
-    );
+            super::super::func(
+                "to_categorical",
+                "to_categorical(x, num_classes=None)",
+                to_categorical,
+            ),
+        )
+        .with(
+            "set_random_seed",
+            super::super::func("set_random_seed", "set_random_seed(seed)", set_random_seed),
+        );
     let acts = NativeModule::new("keras.activations", "Keras activations.");
     for n in [
         "relu",

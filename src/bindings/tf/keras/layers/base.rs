@@ -166,11 +166,7 @@ pub fn initial_value(
 ) -> PyResult<NdArray> {
     match init {
         InitArg::Known(init) => {
-            let seed = {
-                let st = &mut ctx.state().get::<TfState>().keras;
-                st.seed += 1;
-                st.seed
-            };
+            let seed = crate::bindings::tf::keras::model::next_weight_seed(ctx);
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
             let h = fill(&init, shape, fans(shape), &mut rng);
             let a = NdArray::from_f32(shape, h.data)

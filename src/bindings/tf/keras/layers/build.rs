@@ -104,11 +104,10 @@ pub fn build_builtin(
     let plan = single_plan(&name, kind, input)?;
     let values = match values {
         Some(v) => v,
-        None => {
-            let st = &mut ctx.state().get::<TfState>().keras;
-            st.seed += 1;
-            initial_weights(&plan, st.seed)
-        }
+        None => initial_weights(
+            &plan,
+            crate::bindings::tf::keras::model::next_weight_seed(ctx),
+        ),
     };
     let prefix = scope_prefix(ctx);
     let mut vars = Vec::with_capacity(plan.vars.len());
