@@ -26,6 +26,7 @@ pub use datamodel::repr::{float_repr, str_repr};
 pub use eval::interp::{is_complete, Interpreter};
 pub use ipython::help::{signature, SigParam, Signature};
 pub use values::exc::{Frame, PyErr, PyResult};
+pub use values::exceptions::TF_ERRORS;
 pub use values::native::{NativeClass, NativeFn, NativeModule};
 pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
 pub use values::stand_in::StandIn;

@@ -88,6 +88,22 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
+/// The `i`th entry of a list, tuple or dict (a dict's with its key), read afresh on each
+/// call so that a `__repr__` that changes the container cannot leave a stale borrow; `None`
+/// past the end or for any other value.
+pub fn entry_at(v: &Value, i: usize) -> Option<(Option<Value>, Value)> {
+    match v {
+        Value::List(l) => l.borrow().get(i).map(|x| (None, x.clone())),
+        Value::Tuple(t) => t.get(i).map(|x| (None, x.clone())),
+        Value::Dict(d) => d
+            .borrow()
+            .map
+            .get_index(i)
+            .map(|(_, (k, x))| (Some(k.clone()), x.clone())),
+        _ => None,
+    }
+}
+
 impl Vm<'_> {
     pub fn repr_of(&mut self, v: &Value) -> PyResult<String> {
         Ok(match v {
@@ -207,20 +223,8 @@ impl Vm<'_> {
         out.push_str(open);
         let mut i = 0;
         loop {
-            let (key, item) = match v {
-                Value::List(l) => match l.borrow().get(i) {
-                    Some(x) => (None, x.clone()),
-                    None => break,
-                },
-                Value::Tuple(t) => match t.get(i) {
-                    Some(x) => (None, x.clone()),
-                    None => break,
-                },
-                Value::Dict(d) => match d.borrow().map.get_index(i) {
-                    Some((_, (k, x))) => (Some(k.clone()), x.clone()),
-                    None => break,
-                },
-                _ => break,
+            let Some((key, item)) = entry_at(v, i) else {
+                break;
             };
             if i > 0 {
                 memory::reserve_str(&mut out, 2)?;

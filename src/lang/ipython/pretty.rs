@@ -3,7 +3,7 @@
 //! items; while it runs, `repr` shows sets sorted and builtin types by their bare names,
 //! as IPython's printer does.
 
-use crate::lang::datamodel::repr::REPR_CONTEXT;
+use crate::lang::datamodel::repr::{entry_at, REPR_CONTEXT};
 use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::PyResult;
 use crate::lang::values::memory;
@@ -61,20 +61,8 @@ impl Vm<'_> {
         let mut out = String::from(open);
         let mut i = 0;
         loop {
-            let (key, item) = match v {
-                Value::List(l) => match l.borrow().get(i) {
-                    Some(x) => (None, x.clone()),
-                    None => break,
-                },
-                Value::Tuple(t) => match t.get(i) {
-                    Some(x) => (None, x.clone()),
-                    None => break,
-                },
-                Value::Dict(d) => match d.borrow().map.get_index(i) {
-                    Some((_, (k, x))) => (Some(k.clone()), x.clone()),
-                    None => break,
-                },
-                _ => break,
+            let Some((key, item)) = entry_at(v, i) else {
+                break;
             };
             if i > 0 {
                 memory::reserve_str(&mut out, sep.len())?;

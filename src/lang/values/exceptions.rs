@@ -60,7 +60,7 @@ const HIERARCHY: &[(&str, &str)] = &[
 
 /// TensorFlow's error classes (`tf.errors`), all below `OpError`. They are not builtins:
 /// the tf binding exposes them through [`crate::lang::exception_class`].
-const TF_ERRORS: &[&str] = &[
+pub const TF_ERRORS: &[&str] = &[
     "InvalidArgumentError",
     "ResourceExhaustedError",
     "NotFoundError",
