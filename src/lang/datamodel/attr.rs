@@ -1,6 +1,8 @@
-//! Attribute access, item access, iteration and context managers across every kind of
-//! value: builtin containers, interpreter objects (instances look in their class chain,
-//! then in a native base class) and natives (through their `Object` methods).
+//! Attribute access (get, set, delete) across every kind of value: the methods of builtin
+//! containers, interpreter objects (instances look in their own dict, then their class
+//! chain, then a native base class) and natives (through their `Object` methods), and the
+//! `AttributeError` texts CPython gives. Items and iteration are `items.rs`; context
+//! managers are `eval/ctxmgr.rs`.
 
 use std::rc::Rc;
 
