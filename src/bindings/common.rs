@@ -1,12 +1,17 @@
-//! What the numpy and tf bindings share, so that neither copies the other: for now the
-//! iterator over items a binding has already computed (an array's rows, a shape's
-//! dimensions, a tape's watched variables).
+//! What the numpy and tf bindings share, so that neither copies the other: the iterator
+//! over items a binding has already computed (an array's rows, a shape's dimensions, a
+//! tape's watched variables) and the reading of bound arguments.
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use crate::lang::{Ctx, Object, PyResult, Value};
+
+/// The `i`th of a native's bound arguments (`Args::bind`), `None` when not given.
+pub fn arg(s: &[Option<Value>], i: usize) -> &Value {
+    s.get(i).and_then(|v| v.as_ref()).unwrap_or(&Value::None)
+}
 
 /// A native iterator over precomputed items, named as the library it stands in for names
 /// its iterator (numpy's `iterator`, Python's `list_iterator`).

@@ -18,13 +18,10 @@ use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
 use crate::tensor::ops::BinaryOp;
 use crate::tensor::{build, DType, NdArray, PrintOptions, Reduction, UnaryFn};
 
+use crate::bindings::common::arg;
 use convert::{dims_arg, dtype_arg, err, float_of, int_of, shape_arg};
 use dtype::PyDType;
 use funcs::{binary_fn, close_fn, first_array, join_fn, reduce_fn, unary_fn};
-
-fn arg(s: &[Option<Value>], i: usize) -> Value {
-    s.get(i).cloned().flatten().unwrap_or(Value::None)
-}
 
 /// The dtype a fill value implies (`np.full(3, 7)` is int64).
 fn dtype_of_value(v: &Value) -> DType {
@@ -42,13 +39,13 @@ fn filled(args: &Args, ctx: &mut dyn Ctx, name: &str, fill: Option<f64>) -> PyRe
         &["shape", "fill_value", "dtype", "order"]
     };
     let s = args.bind(name, names, if fill.is_some() { 1 } else { 2 })?;
-    let shape = dims_arg(&arg(&s, 0))?;
+    let shape = dims_arg(arg(&s, 0))?;
     let (v, dt) = match fill {
-        Some(f) => (f, dtype_arg(&arg(&s, 1), ctx)?.unwrap_or(DType::F64)),
+        Some(f) => (f, dtype_arg(arg(&s, 1), ctx)?.unwrap_or(DType::F64)),
         None => {
             let fv = arg(&s, 1);
-            let dt = dtype_arg(&arg(&s, 2), ctx)?.unwrap_or_else(|| dtype_of_value(&fv));
-            (float_of(&fv)?, dt)
+            let dt = dtype_arg(arg(&s, 2), ctx)?.unwrap_or_else(|| dtype_of_value(fv));
+            (float_of(fv)?, dt)
         }
     };
     NdArray::full(&shape, v, dt).map(array_value).map_err(err)
@@ -61,12 +58,12 @@ fn filled_like(args: &Args, ctx: &mut dyn Ctx, name: &str, fill: Option<f64>) ->
         &["a", "fill_value", "dtype"]
     };
     let s = args.bind(name, names, if fill.is_some() { 1 } else { 2 })?;
-    let a = to_array(&arg(&s, 0), None, ctx)?;
+    let a = to_array(arg(&s, 0), None, ctx)?;
     let (v, di) = match fill {
         Some(f) => (f, 1),
-        None => (float_of(&arg(&s, 1))?, 2),
+        None => (float_of(arg(&s, 1))?, 2),
     };
-    let dt = dtype_arg(&arg(&s, di), ctx)?.unwrap_or(a.dtype());
+    let dt = dtype_arg(arg(&s, di), ctx)?.unwrap_or(a.dtype());
     NdArray::full(a.shape(), v, dt)
         .map(array_value)
         .map_err(err)
@@ -75,14 +72,14 @@ fn filled_like(args: &Args, ctx: &mut dyn Ctx, name: &str, fill: Option<f64>) ->
 fn array_fn(args: &Args, ctx: &mut dyn Ctx, copy: bool) -> PyResult<Value> {
     let s = args.bind("array", &["object", "dtype", "copy", "ndmin"], 1)?;
     let obj = arg(&s, 0);
-    let dt = dtype_arg(&arg(&s, 1), ctx)?;
+    let dt = dtype_arg(arg(&s, 1), ctx)?;
     if !copy
         && obj.downcast::<PyArray>().is_some()
-        && dt.is_none_or(|d| Some(d) == as_array(&obj).map(|a| a.dtype()))
+        && dt.is_none_or(|d| Some(d) == as_array(obj).map(|a| a.dtype()))
     {
-        return Ok(obj);
+        return Ok(obj.clone());
     }
-    let mut a = (*to_array(&obj, dt, ctx)?).clone();
+    let mut a = (*to_array(obj, dt, ctx)?).clone();
     if let Some(n) = s.get(3).cloned().flatten() {
         while a.ndim() < int_of(&n)?.max(0) as usize {
             a = a.expand_dims(0).map_err(err)?;
@@ -103,14 +100,14 @@ fn arange_fn(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .iter()
         .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
     let (start, stop) = match &s[1] {
-        Some(v) if !v.is_none() => (float_of(&arg(&s, 0))?, float_of(v)?),
-        _ => (0.0, float_of(&arg(&s, 0))?),
+        Some(v) if !v.is_none() => (float_of(arg(&s, 0))?, float_of(v)?),
+        _ => (0.0, float_of(arg(&s, 0))?),
     };
     let step = match &s[2] {
         Some(v) if !v.is_none() => float_of(v)?,
         _ => 1.0,
     };
-    let dt = dtype_arg(&arg(&s, 3), ctx)?.unwrap_or(if all_int { DType::I64 } else { DType::F64 });
+    let dt = dtype_arg(arg(&s, 3), ctx)?.unwrap_or(if all_int { DType::I64 } else { DType::F64 });
     build::arange(start, stop, step, dt)
         .map(array_value)
         .map_err(err)
@@ -131,14 +128,9 @@ fn linspace_fn(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .map(|v| v.as_bool_strict())
         .transpose()?
         .unwrap_or(true);
-    let a = build::linspace(
-        float_of(&arg(&s, 0))?,
-        float_of(&arg(&s, 1))?,
-        num,
-        endpoint,
-    )
-    .map_err(err)?;
-    let a = match dtype_arg(&arg(&s, 5), ctx)? {
+    let a = build::linspace(float_of(arg(&s, 0))?, float_of(arg(&s, 1))?, num, endpoint)
+        .map_err(err)?;
+    let a = match dtype_arg(arg(&s, 5), ctx)? {
         Some(d) => a.astype(d),
         None => a,
     };
@@ -147,13 +139,13 @@ fn linspace_fn(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 
 fn eye_fn(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("eye", &["N", "M", "k", "dtype"], 1)?;
-    let n = int_of(&arg(&s, 0))?.max(0) as usize;
+    let n = int_of(arg(&s, 0))?.max(0) as usize;
     let m = match &s[1] {
         Some(v) if !v.is_none() => int_of(v)?.max(0) as usize,
         _ => n,
     };
     let k = s[2].as_ref().map(int_of).transpose()?.unwrap_or(0);
-    let dt = dtype_arg(&arg(&s, 3), ctx)?.unwrap_or(DType::F64);
+    let dt = dtype_arg(arg(&s, 3), ctx)?.unwrap_or(DType::F64);
     build::eye(n, m, k, dt).map(array_value).map_err(err)
 }
 
@@ -200,13 +192,13 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("eye", eye_fn);
     add("identity", |a, c| {
         let s = a.bind("identity", &["n", "dtype"], 1)?;
-        let n = int_of(&arg(&s, 0))?.max(0) as usize;
-        let dt = dtype_arg(&arg(&s, 1), c)?.unwrap_or(DType::F64);
+        let n = int_of(arg(&s, 0))?.max(0) as usize;
+        let dt = dtype_arg(arg(&s, 1), c)?.unwrap_or(DType::F64);
         build::eye(n, n, 0, dt).map(array_value).map_err(err)
     });
     add("reshape", |a, c| {
         let s = a.bind("reshape", &["a", "shape", "newshape"], 1)?;
-        let arr = to_array(&arg(&s, 0), None, c)?;
+        let arr = to_array(arg(&s, 0), None, c)?;
         let shape = s[1].clone().or(s[2].clone()).unwrap_or(Value::None);
         arr.reshape(&shape_arg(&shape)?)
             .map(array_value)
@@ -217,8 +209,8 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("squeeze", |a, c| method_fn("squeeze", a, c));
     add("expand_dims", |a, c| {
         let s = a.bind("expand_dims", &["a", "axis"], 2)?;
-        let arr = to_array(&arg(&s, 0), None, c)?;
-        arr.expand_dims(int_of(&arg(&s, 1))?)
+        let arr = to_array(arg(&s, 0), None, c)?;
+        arr.expand_dims(int_of(arg(&s, 1))?)
             .map(array_value)
             .map_err(err)
     });
@@ -256,7 +248,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("argsort", |a, c| sort_fn(a, c, true));
     add("count_nonzero", |a, c| {
         let s = a.bind("count_nonzero", &["a", "axis", "keepdims"], 1)?;
-        let arr = to_array(&arg(&s, 0), Some(DType::Bool), c)?;
+        let arr = to_array(arg(&s, 0), Some(DType::Bool), c)?;
         let axes = convert::axis_arg(s[1].as_ref())?;
         let r = arr
             .reduce(Reduction::Sum, axes.as_deref(), false, 0.0)
@@ -320,24 +312,24 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("array_equal", |a, c| {
         let s = a.bind("array_equal", &["a1", "a2", "equal_nan"], 2)?;
         let (x, y) = (
-            to_array(&arg(&s, 0), None, c)?,
-            to_array(&arg(&s, 1), None, c)?,
+            to_array(arg(&s, 0), None, c)?,
+            to_array(arg(&s, 1), None, c)?,
         );
         Ok(Value::Bool(build::array_equal(&x, &y)))
     });
     add("dot", |a, c| {
         let s = a.bind("dot", &["a", "b", "out"], 2)?;
         let (x, y) = (
-            to_array(&arg(&s, 0), None, c)?,
-            to_array(&arg(&s, 1), None, c)?,
+            to_array(arg(&s, 0), None, c)?,
+            to_array(arg(&s, 1), None, c)?,
         );
         funcs::dot(&x, &y)
     });
     add("matmul", |a, c| {
         let s = a.bind("matmul", &["x1", "x2", "out"], 2)?;
         let (x, y) = (
-            to_array(&arg(&s, 0), None, c)?,
-            to_array(&arg(&s, 1), None, c)?,
+            to_array(arg(&s, 0), None, c)?,
+            to_array(arg(&s, 1), None, c)?,
         );
         crate::tensor::linalg::matmul(&x, &y).map(wrap).map_err(err)
     });
@@ -380,7 +372,7 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
         "dtype",
         NativeFn::value("dtype", "dtype(obj)", |a, c| {
             let s = a.bind("dtype", &["dtype"], 1)?;
-            let dt = dtype_arg(&arg(&s, 0), c)?.unwrap_or(DType::F64);
+            let dt = dtype_arg(arg(&s, 0), c)?.unwrap_or(DType::F64);
             Ok(Value::native(PyDType {
                 dt,
                 is_class: false,
@@ -469,7 +461,7 @@ fn set_printoptions(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 
 fn sort_fn(args: &Args, ctx: &mut dyn Ctx, indices: bool) -> PyResult<Value> {
     let s = args.bind("sort", &["a", "axis", "kind", "order"], 1)?;
-    let a = to_array(&arg(&s, 0), None, ctx)?;
+    let a = to_array(arg(&s, 0), None, ctx)?;
     let (a, axis) = match s[1].as_ref() {
         Some(Value::None) => (std::rc::Rc::new(a.ravel()), 0),
         Some(v) => (a, int_of(v)?),
@@ -481,8 +473,8 @@ fn sort_fn(args: &Args, ctx: &mut dyn Ctx, indices: bool) -> PyResult<Value> {
 /// Arguments with both operands cast to bool (`logical_and`/`logical_or`).
 fn bools(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Args> {
     let s = args.bind("logical", &["x1", "x2"], 2)?;
-    let x = to_array(&arg(&s, 0), Some(DType::Bool), ctx)?;
-    let y = to_array(&arg(&s, 1), Some(DType::Bool), ctx)?;
+    let x = to_array(arg(&s, 0), Some(DType::Bool), ctx)?;
+    let y = to_array(arg(&s, 1), Some(DType::Bool), ctx)?;
     Ok(Args::new(vec![
         array_value((*x).clone()),
         array_value((*y).clone()),

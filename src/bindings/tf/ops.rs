@@ -15,9 +15,7 @@ use crate::tensor::{DType, NdArray};
 
 type R = PyResult<Value>;
 
-pub(crate) fn arg(s: &[Option<Value>], i: usize) -> &Value {
-    s.get(i).and_then(|v| v.as_ref()).unwrap_or(&Value::None)
-}
+pub(crate) use crate::bindings::common::arg;
 
 /// An optional boolean argument.
 pub(crate) fn flag(s: &[Option<Value>], i: usize, default: bool) -> PyResult<bool> {
