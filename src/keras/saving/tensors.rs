@@ -1,4 +1,5 @@
-//! The weights file inside `.keras` archives and `.weights.h5` files: safetensors, one
+//! Reads the weights files earlier versions of this kernel wrote (inside `.keras` archives
+//! as `model.weights.safetensors`, and under `.weights.h5` names): safetensors, one
 //! f32 tensor per variable named by its Keras path (`sequential/dense/kernel`), plus the
 //! optimizer's slots (`optimizer/<path>/<slot>`) and step counter (`optimizer/iterations`,
 //! i64). The header's metadata lists the variable names in Keras order, because Keras
@@ -11,68 +12,9 @@ use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
-use std::collections::HashMap;
 use std::path::Path;
 
 const ORDER_KEY: &str = "variables";
-
-fn to_bytes(data: &[f32]) -> Vec<u8> {
-    data.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-pub fn encode(
-    config: &ModelConfig,
-    weights: &[HostArray],
-    optimizer: Option<&OptimizerState>,
-) -> KResult<Vec<u8>> {
-    let plan = config.plan()?;
-    if plan.vars.len() != weights.len() {
-        return Err(KerasError::Value(format!(
-            "The model has {} variables but {} weights were given.",
-            plan.vars.len(),
-            weights.len()
-        )));
-    }
-    let mut owned: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = vec![];
-    let mut order = vec![];
-    for (v, w) in plan.vars.iter().zip(weights) {
-        order.push(v.path.clone());
-        owned.push((
-            v.path.clone(),
-            Dtype::F32,
-            v.shape.clone(),
-            to_bytes(&w.data),
-        ));
-    }
-    if let Some(opt) = optimizer {
-        owned.push((
-            "optimizer/iterations".into(),
-            Dtype::I64,
-            vec![],
-            (opt.iterations as i64).to_le_bytes().to_vec(),
-        ));
-        for (v, slots) in plan.vars.iter().zip(&opt.slots) {
-            for (i, s) in slots.iter().enumerate() {
-                owned.push((
-                    format!("optimizer/{}/{i}", v.path),
-                    Dtype::F32,
-                    v.shape.clone(),
-                    to_bytes(&s.data),
-                ));
-            }
-        }
-    }
-    let mut views = Vec::with_capacity(owned.len());
-    for (name, dtype, shape, bytes) in &owned {
-        let view = TensorView::new(*dtype, shape.clone(), bytes)
-            .map_err(|e| KerasError::Value(format!("cannot encode {name}: {e}")))?;
-        views.push((name.clone(), view));
-    }
-    let order = serde_json::to_string(&order).unwrap_or_default();
-    let meta = HashMap::from([(ORDER_KEY.to_string(), order)]);
-    safetensors::tensor::serialize(views, &Some(meta))
-        .map_err(|e| KerasError::Value(format!("cannot encode the weights: {e}")))
-}
 
 fn floats(path: &Path, name: &str, view: &TensorView) -> KResult<Vec<f32>> {
     if view.dtype() != Dtype::F32 {
