@@ -8,11 +8,13 @@
 //! variables by position, and so does this file.
 
 use super::{dataset, group, read_f32, read_scalar_i64};
-use crate::keras::compile::{loss_name, CompileConfig, OptKind};
+use crate::keras::compile::{CompileConfig, OptKind};
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
-use crate::keras::saving::json::{compile_from_json, model_from_json, model_json, optimizer_json};
+use crate::keras::saving::json::{
+    compile_from_json, loss_json, model_from_json, model_json, optimizer_json,
+};
 use crate::keras::saving::{SavedModel, KERAS_VERSION};
 use hdf5_pure::{AttrValue, FileBuilder, Group, GroupBuilder};
 use serde_json::{json, Value};
@@ -174,7 +176,7 @@ pub fn encode(path: &Path, m: &SavedModel) -> KResult<Vec<u8>> {
     weights.add_group(top.finish());
     fb.add_group(weights.finish());
     if let (Some(c), Some(opt)) = (&m.compile, &m.optimizer) {
-        let training = json!({"loss": loss_name(&c.loss),
+        let training = json!({"loss": loss_json(&c.loss),
             "metrics": c.metrics.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
             "loss_weights": null, "weighted_metrics": null, "run_eagerly": false,
             "steps_per_execution": 1, "jit_compile": false,
