@@ -19,12 +19,13 @@
 pub mod bundle;
 pub mod hdf5;
 mod json;
+pub mod naming;
 mod tensors;
 
 pub use json::{compile_from_json, model_from_json, model_json, optimizer_json};
 
 use super::compile::CompileConfig;
-use super::config::ModelConfig;
+use super::config::{ModelConfig, VarSpec};
 use super::error::{KResult, KerasError};
 use super::init::HostArray;
 use super::replica::OptimizerState;
@@ -68,6 +69,28 @@ impl SavedModel {
             note: None,
         })
     }
+}
+
+/// An optimizer's state read from a file: `read(i, var, k)` gives the `k`-th of `slots`
+/// slots of the model's `i`-th variable, in the variable's shape.
+pub(crate) fn read_optimizer_state(
+    vars: &[VarSpec],
+    slots: usize,
+    iterations: i64,
+    mut read: impl FnMut(usize, &VarSpec, usize) -> KResult<Vec<f32>>,
+) -> KResult<OptimizerState> {
+    let mut all = Vec::with_capacity(vars.len());
+    for (i, v) in vars.iter().enumerate() {
+        let mut s = Vec::with_capacity(slots);
+        for k in 0..slots {
+            s.push(HostArray::new(v.shape.clone(), read(i, v, k)?));
+        }
+        all.push(s);
+    }
+    Ok(OptimizerState {
+        iterations: iterations.max(0) as u64,
+        slots: all,
+    })
 }
 
 fn shown(path: &Path) -> String {

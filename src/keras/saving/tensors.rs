@@ -11,6 +11,7 @@ use crate::keras::config::ModelConfig;
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
+use crate::keras::saving::read_optimizer_state;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::path::Path;
 
@@ -90,26 +91,19 @@ pub fn decode(
                 _ => return Err(corrupt(path, "optimizer/iterations is not an i64".into())),
             };
             let n = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
-            let mut slots = Vec::with_capacity(order.len());
-            for (name, v) in order.iter().zip(&plan.vars) {
-                let mut s = Vec::with_capacity(n);
-                for i in 0..n {
-                    let key = format!("optimizer/{name}/{i}");
-                    let view = st
-                        .tensor(&key)
-                        .map_err(|_| corrupt(path, format!("missing tensor {key}")))?;
-                    let data = floats(path, &key, &view)?;
-                    if data.len() != v.shape.iter().product::<usize>() {
-                        return Err(corrupt(path, format!("{key} has the wrong size")));
-                    }
-                    s.push(HostArray::new(v.shape.clone(), data));
+            let state = read_optimizer_state(&plan.vars, n, iterations, |i, v, k| {
+                let name = order.get(i).map(String::as_str).unwrap_or_default();
+                let key = format!("optimizer/{name}/{k}");
+                let view = st
+                    .tensor(&key)
+                    .map_err(|_| corrupt(path, format!("missing tensor {key}")))?;
+                let data = floats(path, &key, &view)?;
+                if data.len() != v.shape.iter().product::<usize>() {
+                    return Err(corrupt(path, format!("{key} has the wrong size")));
                 }
-                slots.push(s);
-            }
-            Some(OptimizerState {
-                iterations: iterations.max(0) as u64,
-                slots,
-            })
+                Ok(data)
+            })?;
+            Some(state)
         }
         _ => None,
     };

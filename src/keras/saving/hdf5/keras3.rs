@@ -13,6 +13,7 @@ use crate::keras::config::ModelConfig;
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
+use crate::keras::saving::read_optimizer_state;
 use hdf5_pure::{AttrValue, FileBuilder, GroupBuilder};
 use std::path::Path;
 
@@ -22,7 +23,7 @@ fn layer_keys(config: &ModelConfig) -> Vec<String> {
     let classes = input
         .into_iter()
         .chain(config.layers.iter().map(|l| l.kind.class_name()));
-    let mut keys = super::container_names(classes);
+    let mut keys = crate::keras::saving::naming::container_names(classes);
     if config.functional {
         keys.remove(0);
     }
@@ -150,25 +151,12 @@ pub fn decode(
                 )));
             }
             let iterations = read_scalar_i64(path, &dataset(path, &vars, "0")?, "iterations")?;
-            let mut slots = Vec::with_capacity(plan.vars.len());
-            let mut i = 2;
-            for v in &plan.vars {
-                let mut s = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let name = format!("optimizer/vars/{i}");
-                    let d = dataset(path, &vars, &i.to_string())?;
-                    s.push(HostArray::new(
-                        v.shape.clone(),
-                        read_f32(path, &d, &name, &v.shape)?,
-                    ));
-                    i += 1;
-                }
-                slots.push(s);
-            }
-            Some(OptimizerState {
-                iterations: iterations.max(0) as u64,
-                slots,
-            })
+            let state = read_optimizer_state(&plan.vars, n, iterations, |i, v, k| {
+                let at = (2 + i * n + k).to_string();
+                let d = dataset(path, &vars, &at)?;
+                read_f32(path, &d, &format!("optimizer/vars/{at}"), &v.shape)
+            })?;
+            Some(state)
         }
         _ => None,
     };

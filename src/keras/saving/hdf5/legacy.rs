@@ -11,11 +11,10 @@ use super::{dataset, group, read_f32, read_scalar_i64};
 use crate::keras::compile::{CompileConfig, OptKind};
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
-use crate::keras::replica::OptimizerState;
 use crate::keras::saving::json::{
     compile_from_json, loss_json, model_from_json, model_json, optimizer_json,
 };
-use crate::keras::saving::{SavedModel, KERAS_VERSION};
+use crate::keras::saving::{read_optimizer_state, SavedModel, KERAS_VERSION};
 use hdf5_pure::{AttrValue, FileBuilder, Group, GroupBuilder};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -303,23 +302,14 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> KResult<SavedModel> {
             }
             let first = order.first().map(String::as_str).unwrap_or_default();
             let iterations = read_scalar_i64(path, &dataset(path, &og, first)?, first)?;
-            let mut slots = Vec::with_capacity(plan.vars.len());
-            let mut names = order.iter().skip(2);
-            for v in &plan.vars {
-                let mut s = Vec::with_capacity(n);
-                for name in names.by_ref().take(n) {
-                    let d = dataset(path, &og, name)?;
-                    s.push(HostArray::new(
-                        v.shape.clone(),
-                        read_f32(path, &d, name, &v.shape)?,
-                    ));
-                }
-                slots.push(s);
-            }
-            Some(OptimizerState {
-                iterations: iterations.max(0) as u64,
-                slots,
-            })
+            let state = read_optimizer_state(&plan.vars, n, iterations, |i, v, k| {
+                let name = order
+                    .get(2 + i * n + k)
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                read_f32(path, &dataset(path, &og, name)?, name, &v.shape)
+            })?;
+            Some(state)
         }
         _ => None,
     };
