@@ -232,10 +232,12 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> KResult<SavedModel> {
                 }),
         }
     };
+    // Keras's words for an HDF5 file that holds no model (a weights-only file, say).
     let config = json_attr("model_config")?.ok_or_else(|| {
-        KerasError::Value(
-            "No model config found in the file at <tensorflow.python.platform.gfile.GFile>.".into(),
-        )
+        KerasError::Value(format!(
+            "No model config found in the file at {}.",
+            path.display()
+        ))
     })?;
     let (config, _) = model_from_json(&config)?;
     let compile = match json_attr("training_config")? {
