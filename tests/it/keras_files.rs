@@ -320,3 +320,22 @@ fn damaged_copies_of_every_fixture_give_python_errors() {
     assert_eq!(ok(&s, "print(1 + 1)"), "2\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_weights_file_loaded_as_a_model_gets_kerass_message() {
+    let dir = scratch("foreign");
+    let p = dir.join("weights_only.h5");
+    std::fs::copy(fixture("mlp.weights.h5"), &p).expect("copy");
+    let p = p.display().to_string();
+    let s = session();
+    let r = run(
+        &s,
+        &format!("import tensorflow as tf\ntf.keras.models.load_model({p:?})"),
+    );
+    // What Keras 3.15 raises for the same file (the kernel adds a hint line after it).
+    let (ename, evalue) = r.error.unwrap_or_default();
+    assert_eq!(ename, "ValueError");
+    let want = format!("No model config found in the file at {p}.");
+    assert_eq!(evalue.lines().next(), Some(want.as_str()), "{evalue}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
