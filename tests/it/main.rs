@@ -37,6 +37,7 @@ mod engine_threads;
 mod ipython_binding;
 mod keras_graph;
 mod keras_layers;
+mod keras_layers_more;
 mod lang_corpus;
 mod lang_natives;
 mod lang_session;

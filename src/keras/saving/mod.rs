@@ -20,7 +20,7 @@ pub mod bundle;
 mod json;
 mod tensors;
 
-pub use json::{compile_from_json, model_from_json, model_json, optimizer_json};
+pub use json::{compile_from_json, init_json, model_from_json, model_json, optimizer_json};
 
 use super::compile::CompileConfig;
 use super::config::ModelConfig;
