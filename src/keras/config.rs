@@ -8,6 +8,7 @@ pub use super::activations::Act;
 use super::error::{fmt_shape, KResult, KerasError};
 pub use super::init::Init;
 pub use super::merge::MergeOp;
+pub use super::norm::Norm;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +87,8 @@ pub enum LayerKind {
     Softmax,
     /// A merge of several inputs (`Add`, `Concatenate`, ...): only in a graph of layers.
     Merge(MergeOp),
+    /// `BatchNormalization` and `LayerNormalization`: they run on the op library only.
+    Norm(Norm),
 }
 
 impl LayerKind {
@@ -135,6 +138,7 @@ impl LayerKind {
             LayerKind::Activation(_) => "Activation",
             LayerKind::Softmax => "Softmax",
             LayerKind::Merge(m) => m.class_name(),
+            LayerKind::Norm(n) => n.class_name(),
         }
     }
 
@@ -150,7 +154,13 @@ impl LayerKind {
             LayerKind::Activation(_) => "activation",
             LayerKind::Softmax => "softmax",
             LayerKind::Merge(m) => m.base_name(),
+            LayerKind::Norm(n) => n.base_name(),
         }
+    }
+
+    /// Whether the compiled engine runs this kind; the others run on the op library.
+    pub fn on_engine(&self) -> bool {
+        !matches!(self, LayerKind::Norm(_))
     }
 
     /// The activation applied after the layer's core operation, if any.
@@ -218,6 +228,8 @@ pub struct VarSpec {
     pub init: Init,
     /// Fan-in and fan-out for the variance-scaling initializers.
     pub fans: (usize, usize),
+    /// False for the statistics a layer keeps (a batch normalization's moving mean).
+    pub trainable: bool,
 }
 
 /// Every layer's input and output shape and the model's variables.
@@ -312,6 +324,7 @@ impl ModelConfig {
                     shape,
                     init: init.clone(),
                     fans,
+                    trainable: true,
                 });
                 Ok::<_, KerasError>(Some(plan.vars.len() - 1))
             };
@@ -414,6 +427,15 @@ impl ModelConfig {
                 LayerKind::Activation(_) | LayerKind::Softmax => (shape.clone(), (None, None)),
                 // A chain hands each layer one tensor; a merge needs a list of them.
                 LayerKind::Merge(_) => return Err(super::merge::not_a_list(&shape)),
+                LayerKind::Norm(n) => {
+                    for (name, vshape, init, trainable) in n.variables(&l.name, &shape)? {
+                        var(&mut plan, name, vshape, init, (1, 1))?;
+                        if let Some(v) = plan.vars.last_mut() {
+                            v.trainable = trainable;
+                        }
+                    }
+                    (shape.clone(), (None, None))
+                }
             };
             plan.in_shapes.push(shape);
             plan.out_shapes.push(out.clone());

@@ -350,6 +350,7 @@ pub fn forward(
             LayerKind::Softmax => act_forward(dev, Act::Softmax, x, y)?,
             // The plan refuses a merge in a chain; a graph runs it elsewhere.
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
+            LayerKind::Norm(n) => return Err(n.not_on_engine()),
         }
     }
     Ok(())
@@ -467,6 +468,7 @@ pub fn backward(
             LayerKind::Activation(a) => act_backward(dev, *a, x, y, dy, dx)?,
             LayerKind::Softmax => act_backward(dev, Act::Softmax, x, y, dy, dx)?,
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
+            LayerKind::Norm(n) => return Err(n.not_on_engine()),
         }
     }
     Ok(())

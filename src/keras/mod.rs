@@ -36,6 +36,7 @@ mod layers;
 pub mod losses;
 pub mod merge;
 pub mod metrics;
+pub mod norm;
 pub mod optimizer;
 pub mod pickle;
 pub mod replica;

@@ -17,7 +17,8 @@
 //!   stop-gradient), `activation.rs` (activations and softmax), `linalg.rs` (matmul),
 //!   `reduce.rs` (reductions), `shape.rs` (reshape, transpose, concat, split, ...),
 //!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
-//!   (Keras's losses and TF's cross-entropies), `random.rs` (dropout, samples, seeds),
+//!   (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and batch
+//!   normalization, composed of the ops above), `random.rs` (dropout, samples, seeds),
 //!   `optimizer.rs` (an optimizer's update of a variable and its slots, on the device's
 //!   `optimizer_step`).
 //!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
@@ -59,6 +60,7 @@ mod graph;
 mod index;
 mod linalg;
 mod loss;
+mod normalization;
 mod op;
 mod optimizer;
 mod random;
@@ -86,6 +88,7 @@ pub use graph::{
 pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
 pub use linalg::{matmul, MatMul};
 pub use loss::{loss, Loss};
+pub use normalization::{batch_normalization, moments};
 pub use op::{CustomOp, Op, Outputs, Saved};
 pub use optimizer::{apply_update, ApplyUpdate};
 pub use random::{dropout, sample, RandomOp, SeedStream};

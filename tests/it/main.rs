@@ -38,6 +38,7 @@ mod ipython_binding;
 mod keras_files;
 mod keras_graph;
 mod keras_layers;
+mod keras_layers_more;
 mod lang_corpus;
 mod lang_natives;
 mod lang_session;

@@ -8,7 +8,8 @@ use crate::keras::config::{Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig
 use crate::keras::error::{KResult, KerasError};
 use serde_json::{json, Value};
 
-fn init_json(i: &Init) -> Value {
+/// An initializer as Keras serializes it (in `config.json` and in `get_config()`).
+pub fn init_json(i: &Init) -> Value {
     let config = match i {
         Init::RandomNormal { mean, stddev } => {
             json!({"mean": mean, "stddev": stddev, "seed": null})
@@ -73,6 +74,7 @@ fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
         LayerKind::Softmax => json!({"axis": -1}),
         LayerKind::Merge(MergeOp::Concatenate { axis }) => json!({ "axis": axis }),
         LayerKind::Merge(_) => json!({}),
+        LayerKind::Norm(n) => super::super::norm::config_json(n, init_json),
     };
     if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
         c.extend(e.clone());

@@ -22,7 +22,7 @@ mod json;
 pub mod naming;
 mod tensors;
 
-pub use json::{compile_from_json, model_from_json, model_json, optimizer_json};
+pub use json::{compile_from_json, init_json, model_from_json, model_json, optimizer_json};
 
 use super::compile::CompileConfig;
 use super::config::{ModelConfig, VarSpec};

@@ -450,3 +450,40 @@ fn dropout_uses_one_mask_forward_and_backward() {
         one(e.execute1(Op::Random(RandomOp::Dropout { rate: 0.4 }), x))
     });
 }
+
+#[test]
+fn normalization_over_the_batch_and_over_features() {
+    // A batch normalization in training: moments over every axis but the features, then
+    // the scale and offset of the feature axis.
+    let ins = vec![
+        uniform(&[4, 2, 3], 60, -1.0, 1.0),
+        uniform(&[3], 61, 0.5, 1.5),
+        uniform(&[3], 62, -1.0, 1.0),
+    ];
+    check("BatchNormalization", ins, &[true, true, true], &|e, x| {
+        let (mean, var) = moments(e, &x[0], &[0, 1], false)?;
+        one(batch_normalization(
+            e,
+            &x[0],
+            &mean,
+            &var,
+            Some(&x[2]),
+            Some(&x[1]),
+            1e-3,
+        ))
+    });
+    // A layer normalization: each example's own moments, kept for broadcasting.
+    let ins = vec![uniform(&[3, 5], 63, -2.0, 2.0), uniform(&[5], 64, 0.5, 1.5)];
+    check("LayerNormalization", ins, &[true, true], &|e, x| {
+        let (mean, var) = moments(e, &x[0], &[1], true)?;
+        one(batch_normalization(
+            e,
+            &x[0],
+            &mean,
+            &var,
+            None,
+            Some(&x[1]),
+            1e-2,
+        ))
+    });
+}

@@ -301,9 +301,10 @@ impl ModelObj {
     /// Whether every layer is a built-in one the engine can run, each appearing once.
     fn engine_runs(&self) -> bool {
         let layers = self.layers.borrow();
-        let all_builtin = layers
-            .iter()
-            .all(|l| l.downcast::<LayerObj>().is_some_and(|o| o.kind().is_some()));
+        let all_builtin = layers.iter().all(|l| {
+            l.downcast::<LayerObj>()
+                .is_some_and(|o| o.kind().is_some_and(|k| k.on_engine()))
+        });
         let distinct = layers
             .iter()
             .enumerate()

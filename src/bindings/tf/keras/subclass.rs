@@ -375,6 +375,31 @@ impl<'a> OpTrainer<'a> {
         }
     }
 
+    /// Runs `f(x rows, first row, rows, ctx)` as each replica on its share of a batch of
+    /// `batch` examples, as TensorFlow splits `evaluate`'s and `predict`'s batches: a layer
+    /// whose copies differ between replicas (a batch normalization's moving statistics)
+    /// gives each share its replica's answer.
+    fn each_share(
+        &self,
+        x: &[f32],
+        batch: usize,
+        ctx: &mut dyn Ctx,
+        mut f: impl FnMut(&[f32], usize, usize, &mut dyn Ctx) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let x_per = x.len().checked_div(batch).unwrap_or(0);
+        let sizes = crate::distribute::split::split_sizes(batch, self.replicas());
+        let mut start = 0;
+        for (r, rows) in sizes.iter().copied().enumerate() {
+            if rows == 0 {
+                continue;
+            }
+            let xs = x.get(start * x_per..(start + rows) * x_per).unwrap_or(&[]);
+            self.as_replica(r, ctx, |ctx| f(xs, start, rows, ctx))?;
+            start += rows;
+        }
+        Ok(())
+    }
+
     fn step(&mut self, x: &[f32], y: &[f32], batch: usize) -> PyResult<StepStats> {
         let (x_per, y_per) = (
             self.config.input_shape.iter().product::<usize>(),
@@ -540,9 +565,15 @@ impl Trainer for OpTrainer<'_> {
         let r = {
             let mut g = ctx_cell.borrow_mut();
             let ctx: &mut dyn Ctx = &mut **g;
-            self.as_replica(0, ctx, |ctx| {
-                self.share(x, y, batch, batch, None, ctx).map(|(s, _)| s)
+            let y_per = y.len().checked_div(batch).unwrap_or(0);
+            let mut total = StepStats::default();
+            self.each_share(x, batch, ctx, |xs, at, rows, ctx| {
+                let ys = y.get(at * y_per..(at + rows) * y_per).unwrap_or(&[]);
+                let (stats, _) = self.share(xs, ys, rows, batch, None, ctx)?;
+                total.add(&stats);
+                Ok(())
             })
+            .map(|()| total)
         };
         r.map_err(|e| self.fail(e))
     }
@@ -551,13 +582,16 @@ impl Trainer for OpTrainer<'_> {
         let r = {
             let mut g = ctx_cell.borrow_mut();
             let ctx: &mut dyn Ctx = &mut **g;
-            self.tensors(x, None, batch)
-                .and_then(|(xt, _)| self.as_replica(0, ctx, |ctx| self.forward(&xt, false, ctx)))
+            let mut out = vec![];
+            self.each_share(x, batch, ctx, |xs, _, rows, ctx| {
+                let (xt, _) = self.tensors(xs, None, rows)?;
+                let t = self.forward(&xt, false, ctx)?;
+                out.extend(t.value().to_f32_vec().1);
+                Ok(())
+            })
+            .map(|()| out)
         };
-        match r {
-            Ok(t) => Ok(t.value().to_f32_vec().1),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
     fn get_weights(&self) -> KResult<Vec<HostArray>> {
         let r = with_ctx(&self.ctx, |ctx| {

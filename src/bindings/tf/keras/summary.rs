@@ -34,7 +34,12 @@ fn row(layer: &Value, subclassed: bool, ctx: &mut dyn Ctx) -> PyResult<SummaryRo
         h.core.build_shape.borrow().clone(),
     ) {
         // Keras computes a built-in layer's output from the shape it was built for.
-        (Some(l), Some(input)) if subclassed || l.kind().is_some() => {
+        (Some(l), Some(mut input)) if subclassed || l.kind().is_some() => {
+            // A Sequential built by calling its layers on one example shows the batch axis
+            // as Keras does: unknown.
+            if let (false, Some(b)) = (subclassed, input.first_mut()) {
+                *b = None;
+            }
             super::layers::call::builtin_out_dims(l, &input)
                 .ok()
                 .map(|d| dims_text(&d))

@@ -9,6 +9,7 @@ use super::super::initializers::{init_arg, InitArg};
 use super::base::{check_kwargs, unique_name, LAYER_KWARGS};
 use super::kerr;
 use super::layer::{Builtin, LayerObj};
+use crate::keras::norm::Norm;
 use crate::keras::{Act, Init, LayerKind, Padding};
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
 
@@ -336,4 +337,144 @@ pub fn input_layer(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         None => unique_name(ctx, "input_layer"),
     };
     Ok(Value::native(LayerObj::new(Builtin::Input, shape, name)))
+}
+
+/// The arguments of a normalization layer that are refused when given.
+const NORM_EXTRAS: &[&str] = &[
+    "beta_regularizer",
+    "gamma_regularizer",
+    "beta_constraint",
+    "gamma_constraint",
+];
+
+/// Refuses an argument this kernel does not implement when it is given (not `None`).
+fn refuse_given(cls: &str, names: &[&str], values: &[Option<Value>]) -> PyResult<()> {
+    for (n, v) in names.iter().zip(values) {
+        if given(v).is_some() {
+            return Err(PyErr::not_implemented(format!(
+                "{cls}({n}=...) is not supported here"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn float_arg(v: &Option<Value>, default: f64) -> PyResult<f64> {
+    given(v).map_or(Ok(default), |v| v.as_float())
+}
+
+fn flag_arg(v: &Option<Value>, default: bool) -> PyResult<bool> {
+    given(v).map_or(Ok(default), |v| v.as_bool_strict())
+}
+
+/// `BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
+/// beta_initializer='zeros', gamma_initializer='ones', moving_mean_initializer='zeros',
+/// moving_variance_initializer='ones', ..., synchronized=False)`.
+pub fn batch_normalization(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let cls = "BatchNormalization";
+    let b = bind(
+        cls,
+        args,
+        &[
+            "axis",
+            "momentum",
+            "epsilon",
+            "center",
+            "scale",
+            "beta_initializer",
+            "gamma_initializer",
+            "moving_mean_initializer",
+            "moving_variance_initializer",
+            "beta_regularizer",
+            "gamma_regularizer",
+            "beta_constraint",
+            "gamma_constraint",
+            "renorm",
+            "renorm_clipping",
+            "renorm_momentum",
+            "synchronized",
+        ],
+        0,
+    )?;
+    let s = &b.own;
+    refuse_given(cls, NORM_EXTRAS, &s[9..13])?;
+    if flag_arg(&s[13], false)? {
+        return Err(PyErr::not_implemented(
+            "BatchNormalization(renorm=True) is not supported here",
+        ));
+    }
+    // Replicas here take their steps one after another, so none can wait for the others'
+    // batch statistics: an all-reduce of them is refused rather than silently skipped.
+    if flag_arg(&s[16], false)? {
+        return Err(PyErr::not_implemented(
+            "BatchNormalization(synchronized=True) is not supported here",
+        ));
+    }
+    let kind = LayerKind::Norm(Norm::BatchNormalization {
+        axis: given(&s[0]).map_or(Ok(-1), |v| v.as_int())?,
+        momentum: float_arg(&s[1], 0.99)?,
+        epsilon: float_arg(&s[2], 1e-3)?,
+        center: flag_arg(&s[3], true)?,
+        scale: flag_arg(&s[4], true)?,
+        beta_initializer: engine_init(given(&s[5]), Init::Zeros)?,
+        gamma_initializer: engine_init(given(&s[6]), Init::Ones)?,
+        moving_mean_initializer: engine_init(given(&s[7]), Init::Zeros)?,
+        moving_variance_initializer: engine_init(given(&s[8]), Init::Ones)?,
+        synchronized: false,
+    });
+    Ok(make(kind, b, ctx))
+}
+
+/// `LayerNormalization(axis=-1, epsilon=0.001, center=True, scale=True,
+/// beta_initializer='zeros', gamma_initializer='ones', ...)`.
+pub fn layer_normalization(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let cls = "LayerNormalization";
+    let b = bind(
+        cls,
+        args,
+        &[
+            "axis",
+            "epsilon",
+            "center",
+            "scale",
+            "beta_initializer",
+            "gamma_initializer",
+            "beta_regularizer",
+            "gamma_regularizer",
+            "beta_constraint",
+            "gamma_constraint",
+            "rms_scaling",
+        ],
+        0,
+    )?;
+    let s = &b.own;
+    refuse_given(cls, NORM_EXTRAS, &s[6..10])?;
+    if flag_arg(&s[10], false)? {
+        return Err(PyErr::not_implemented(
+            "LayerNormalization(rms_scaling=True) is not supported here",
+        ));
+    }
+    let axis = match given(&s[0]) {
+        None => -1,
+        Some(Value::Int(a)) => *a,
+        Some(other) => {
+            return Err(PyErr::type_error(format!(
+                "Expected an int or a list/tuple of ints for the argument 'axis', but \
+                 received: {}",
+                match other {
+                    Value::Str(t) => crate::lang::str_repr(t),
+                    v => v.type_name(),
+                }
+            )))
+        }
+    };
+    let kind = LayerKind::Norm(Norm::LayerNormalization {
+        axis,
+        epsilon: float_arg(&s[1], 1e-3)?,
+        center: flag_arg(&s[2], true)?,
+        scale: flag_arg(&s[3], true)?,
+        beta_initializer: engine_init(given(&s[4]), Init::Zeros)?,
+        gamma_initializer: engine_init(given(&s[5]), Init::Ones)?,
+    });
+    Ok(make(kind, b, ctx))
 }

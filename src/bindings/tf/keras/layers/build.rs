@@ -57,7 +57,10 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
             out.extend(rest.iter().take(rest.len().saturating_sub(1)).copied());
             out.push(Some(*units));
         }
-        LayerKind::Dropout { .. } | LayerKind::Activation(_) | LayerKind::Softmax => {
+        LayerKind::Dropout { .. }
+        | LayerKind::Activation(_)
+        | LayerKind::Softmax
+        | LayerKind::Norm(_) => {
             out.extend(rest.iter().copied());
         }
         LayerKind::Conv2D { .. } | LayerKind::MaxPooling2D { .. } => {
@@ -115,7 +118,13 @@ pub fn build_builtin(
         let a = NdArray::from_f32(&spec.shape, init.data)
             .map_err(super::super::super::convert::tensor_err)?;
         let path = format!("{prefix}{name}/{}", spec.name);
-        vars.push(KerasVariable::make(ctx, &path, &spec.name, a, true));
+        vars.push(KerasVariable::make(
+            ctx,
+            &path,
+            &spec.name,
+            a,
+            spec.trainable,
+        ));
     }
     *l.core.weights.borrow_mut() = vars;
     *l.core.input_spec.borrow_mut() = built_spec(kind, input);

@@ -298,7 +298,8 @@ fn run_call(
                 ))
             })?;
             let weights = h.core.weights.borrow().clone();
-            super::eager::forward(kind, &weights, &t, training, ctx).map(wrap)
+            let trainable = h.core.trainable.get();
+            super::eager::forward(kind, &weights, &t, training, trainable, ctx).map(wrap)
         }
         HandleKind::Model(m) if !h.is_subclass() => match m.downcast::<ModelObj>() {
             Some(model) => model.call_on(m, x, training, ctx),

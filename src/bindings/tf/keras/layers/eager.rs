@@ -8,9 +8,10 @@
 use super::super::super::convert::variable_in;
 use super::super::super::eager::{context, run};
 use super::super::super::random::seeds;
+use crate::keras::norm::Norm;
 use crate::keras::{Act, LayerKind, Padding};
 use crate::lang::{Ctx, PyResult, Value};
-use crate::ops::{self, Activation, Conv, Eager, OpResult, Pool, Tensor};
+use crate::ops::{self, Activation, Assign, Conv, Eager, OpResult, Pool, Tensor};
 
 /// The padding of a window op for a Keras padding name.
 fn window_padding(p: Padding) -> ops::Padding {
@@ -33,12 +34,15 @@ pub fn activate(e: &mut Eager, act: Act, x: &Tensor) -> OpResult<Tensor> {
 }
 
 /// `kind` applied to `x` with the layer's `weights` (Keras variables, read as the running
-/// code sees them: a replica's copy inside a replica's step).
+/// code sees them: a replica's copy inside a replica's step). `trainable` is the layer's
+/// flag: a batch normalization that does not train uses its moving statistics even in
+/// training, as Keras's does.
 pub fn forward(
     kind: &LayerKind,
     weights: &[Value],
     x: &Tensor,
     training: bool,
+    trainable: bool,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Tensor> {
     let vars: Vec<ops::Variable> = weights.iter().filter_map(|w| variable_in(w, ctx)).collect();
@@ -112,5 +116,97 @@ pub fn forward(
         LayerKind::Softmax => ops::softmax(e, x, -1, false),
         // A merge reads several tensors: `merge.rs` runs it.
         LayerKind::Merge(_) => Ok(x.clone()),
+        LayerKind::Norm(n) => normalize(e, n, &read, &vars, x, training && trainable),
     })
+}
+
+/// A normalization of `x` with its variables (`read` their values, `vars` the variables in
+/// the same order). A batch normalization in training normalizes with the batch's
+/// statistics and moves its moving statistics towards them (`moving * momentum + batch *
+/// (1 - momentum)`, Keras's update); otherwise it uses the moving statistics.
+fn normalize(
+    e: &mut Eager,
+    n: &Norm,
+    read: &[Tensor],
+    vars: &[ops::Variable],
+    x: &Tensor,
+    training: bool,
+) -> OpResult<Tensor> {
+    let nd = x.ndim();
+    let axis = n.axis();
+    let i = if axis < 0 { nd as i64 + axis } else { axis };
+    let i = usize::try_from(i).unwrap_or(0).min(nd.saturating_sub(1));
+    // Parameters of the feature axis broadcast against x: as they are on the last axis,
+    // reshaped to `(1, .., C, .., 1)` on another, as Keras's backend reshapes them.
+    let dims: Vec<i64> = (0..nd)
+        .map(|d| if d == i { x.shape()[d] as i64 } else { 1 })
+        .collect();
+    let fit = |e: &mut Eager, t: &Tensor| {
+        if i + 1 == nd {
+            Ok(t.clone())
+        } else {
+            ops::reshape(e, t, &dims)
+        }
+    };
+    let names = n.variable_names();
+    let at = |name: &str| names.iter().position(|n| *n == name);
+    let gamma = match at("gamma").and_then(|k| read.get(k)) {
+        Some(g) => Some(fit(e, g)?),
+        None => None,
+    };
+    let beta = match at("beta").and_then(|k| read.get(k)) {
+        Some(b) => Some(fit(e, b)?),
+        None => None,
+    };
+    match n {
+        Norm::BatchNormalization {
+            momentum, epsilon, ..
+        } => {
+            let (mm, mv) = (at("moving_mean"), at("moving_variance"));
+            let (Some(mean_at), Some(var_at)) = (mm, mv) else {
+                return Ok(x.clone());
+            };
+            let (mean, variance) = if training {
+                let axes: Vec<i64> = (0..nd).filter(|d| *d != i).map(|d| d as i64).collect();
+                let (mean, variance) = ops::moments(e, x, &axes, false)?;
+                for (k, batch) in [(mean_at, &mean), (var_at, &variance)] {
+                    let (Some(moving), Some(var)) = (read.get(k), vars.get(k)) else {
+                        continue;
+                    };
+                    let kept = ops::scale(e, moving, *momentum)?;
+                    let new = ops::scale(e, batch, 1.0 - *momentum)?;
+                    let next = ops::add(e, &kept, &new)?;
+                    e.assign(var, Assign::Set, &next)?;
+                }
+                (mean, variance)
+            } else {
+                match (read.get(mean_at), read.get(var_at)) {
+                    (Some(m), Some(v)) => (m.clone(), v.clone()),
+                    _ => return Ok(x.clone()),
+                }
+            };
+            let (mean, variance) = (fit(e, &mean)?, fit(e, &variance)?);
+            ops::batch_normalization(
+                e,
+                x,
+                &mean,
+                &variance,
+                beta.as_ref(),
+                gamma.as_ref(),
+                *epsilon,
+            )
+        }
+        Norm::LayerNormalization { epsilon, .. } => {
+            let (mean, variance) = ops::moments(e, x, &[i as i64], true)?;
+            ops::batch_normalization(
+                e,
+                x,
+                &mean,
+                &variance,
+                beta.as_ref(),
+                gamma.as_ref(),
+                *epsilon,
+            )
+        }
+    }
 }

@@ -218,6 +218,23 @@ pub fn built_spec(kind: &LayerKind, input: &[Option<usize>]) -> Option<InputSpec
             axes: vec![(-1, c)],
             ..InputSpec::default()
         }),
+        // Keras fixes the rank, and a batch normalization the size of its feature axis.
+        (LayerKind::Norm(n), _) => {
+            let size = n
+                .axis_index(input.len())
+                .ok()
+                .and_then(|i| input.get(i).copied().flatten());
+            Some(InputSpec {
+                ndim: Some(input.len()),
+                axes: match (n, size) {
+                    (crate::keras::norm::Norm::BatchNormalization { axis, .. }, Some(c)) => {
+                        vec![(*axis, c)]
+                    }
+                    _ => vec![],
+                },
+                ..InputSpec::default()
+            })
+        }
         _ => initial_spec(kind),
     }
 }
@@ -379,6 +396,16 @@ impl Object for LayerObj {
         }
         match name {
             "kernel" | "bias" => return self.variable_attr(name).map(Some),
+            "get_config" if matches!(self.kind(), Some(LayerKind::Norm(_))) => {
+                return Ok(Some(bound::<LayerObj>(this, name, |l, _, _, _| {
+                    Ok(l.norm_config())
+                })))
+            }
+            "gamma" | "beta" | "moving_mean" | "moving_variance"
+                if matches!(self.kind(), Some(LayerKind::Norm(_))) =>
+            {
+                return self.norm_variable(name).map(Some)
+            }
             "build" => {
                 return Ok(Some(bound::<LayerObj>(this, name, |l, this, a, c| {
                     let s = a.bind("build", &["input_shape"], 1)?;
@@ -460,8 +487,76 @@ impl LayerObj {
                 }))
             }
             (LayerKind::Softmax, "axis") => Some(Value::Int(-1)),
+            (LayerKind::Norm(n), _) => norm_attr(n, name),
             _ => None,
         })
+    }
+
+    /// A normalization's `get_config()`: the common entries (`name`, `trainable`, the dtype
+    /// policy), then the layer's own, in Keras's order.
+    fn norm_config(&self) -> Value {
+        let Some(LayerKind::Norm(n)) = self.kind() else {
+            return Value::None;
+        };
+        let own = crate::keras::norm::config_json(n, crate::keras::saving::init_json);
+        let policy = serde_json::json!({"module": "keras", "class_name": "DTypePolicy",
+            "config": {"name": "float32"}, "registered_name": null});
+        let mut pairs = vec![
+            ("name".to_string(), Value::from(self.core.name())),
+            (
+                "trainable".to_string(),
+                Value::Bool(self.core.trainable.get()),
+            ),
+            ("dtype".to_string(), json_value(&policy)),
+        ];
+        if let Some(own) = own.as_object() {
+            for (k, v) in own {
+                // LayerNormalization keeps its axis as given until it is built.
+                let v = match (n, k.as_str(), self.core.built.get()) {
+                    (crate::keras::norm::Norm::LayerNormalization { axis, .. }, "axis", false) => {
+                        Value::Int(*axis)
+                    }
+                    _ => json_value(v),
+                };
+                pairs.push((k.clone(), v));
+            }
+        }
+        Value::dict_from(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect())
+    }
+
+    /// A normalization's `gamma`, `beta`, `moving_mean` or `moving_variance`: the variable,
+    /// `None` for a `gamma` or `beta` it does not have (as Keras sets them), or Keras's
+    /// error before building.
+    fn norm_variable(&self, name: &str) -> PyResult<Value> {
+        let Some(LayerKind::Norm(n)) = self.kind() else {
+            return Ok(Value::None);
+        };
+        let Some(i) = n.variable_names().iter().position(|v| *v == name) else {
+            if name.starts_with("moving") {
+                return Err(PyErr::attribute_error(format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.class_name()
+                )));
+            }
+            return Ok(Value::None);
+        };
+        if !self.core.built.get() {
+            return Err(PyErr::attribute_error(format!(
+                "'{}' object has no attribute '{name}'",
+                self.class_name()
+            )));
+        }
+        Ok(self.weight_at(i))
+    }
+
+    /// The `i`-th variable the layer made.
+    fn weight_at(&self, i: usize) -> Value {
+        self.core
+            .weights
+            .borrow()
+            .get(i)
+            .cloned()
+            .unwrap_or(Value::None)
     }
 
     /// `layer.kernel` / `layer.bias`: the variable, or Keras's error before building.
@@ -492,12 +587,41 @@ impl LayerObj {
             )));
         }
         let i = usize::from(name == "bias");
-        Ok(self
-            .core
-            .weights
-            .borrow()
-            .get(i)
-            .cloned()
-            .unwrap_or(Value::None))
+        Ok(self.weight_at(i))
+    }
+}
+
+/// A normalization's arguments as attributes (`axis`, `momentum`, `epsilon`, ...).
+fn norm_attr(n: &crate::keras::norm::Norm, name: &str) -> Option<Value> {
+    use crate::keras::norm::Norm;
+    let (center, scale) = n.center_scale();
+    Some(match (n, name) {
+        (_, "axis") => Value::Int(n.axis()),
+        (_, "center") => Value::Bool(center),
+        (_, "scale") => Value::Bool(scale),
+        (Norm::BatchNormalization { epsilon, .. }, "epsilon")
+        | (Norm::LayerNormalization { epsilon, .. }, "epsilon") => Value::Float(*epsilon),
+        (Norm::BatchNormalization { momentum, .. }, "momentum") => Value::Float(*momentum),
+        (Norm::BatchNormalization { synchronized, .. }, "synchronized") => {
+            Value::Bool(*synchronized)
+        }
+        _ => return None,
+    })
+}
+
+/// A JSON value as the Python value `json.loads` gives.
+fn json_value(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::None,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Value::str(s),
+        serde_json::Value::Array(a) => Value::list(a.iter().map(json_value).collect()),
+        serde_json::Value::Object(o) => {
+            Value::dict_from(o.iter().map(|(k, v)| (k.as_str(), json_value(v))).collect())
+        }
     }
 }

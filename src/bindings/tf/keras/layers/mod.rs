@@ -1,5 +1,6 @@
 //! `tf.keras.layers`: the built-in layers (Dense, Conv2D, MaxPooling2D, Flatten, Dropout,
-//! Activation, Softmax, Reshape, InputLayer) as native classes, so `isinstance(l,
+//! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, InputLayer) as
+//! native classes, so `isinstance(l,
 //! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
 //! `Input(shape=...)`.
 //!
@@ -114,6 +115,14 @@ pub fn module() -> Value {
         .with("Activation", class("Activation", args::activation_layer))
         .with("Reshape", class("Reshape", args::reshape))
         .with("InputLayer", class("InputLayer", args::input_layer))
+        .with(
+            "BatchNormalization",
+            class("BatchNormalization", args::batch_normalization),
+        )
+        .with(
+            "LayerNormalization",
+            class("LayerNormalization", args::layer_normalization),
+        )
         .with(
             "Input",
             super::super::func(
