@@ -218,10 +218,10 @@ fn model_checkpoint_formats_paths_and_saves_only_improvements() -> PyResult<()> 
     );
     let keras = super::module();
     let cls = ctx.attr(&keras, "callbacks.ModelCheckpoint")?;
-    let e = ctx.call(&cls, Args::new(vec![Value::str("best.h5")]));
+    let e = ctx.call(&cls, Args::new(vec![Value::str("best.h6")]));
     assert_eq!(
         e.err().map(|e| e.message().to_string()).as_deref(),
-        Some("The filepath provided must end in `.keras` (Keras model format). Received: filepath=best.h5")
+        Some("The filepath provided must end in `.keras` (Keras model format). Received: filepath=best.h6")
     );
     Ok(())
 }
