@@ -17,7 +17,7 @@ use mirror_kernel::keras::callbacks::event_file::read_scalars;
 use mirror_kernel::session::Session;
 use serde_json::Value as Json;
 
-use crate::common::cells::{difference, run};
+use crate::common::cells::{difference, fixture_cases, raised, run};
 
 /// Where a cell's folder goes in the fixture's code and printed text.
 const MARK: &str = "@TMP@";
@@ -95,16 +95,8 @@ fn events_differ(want: &Json, logs: &Path, tol: f64) -> Option<String> {
 
 #[test]
 fn every_cell_matches_keras() {
-    let path = format!(
-        "{}/tests/fixtures/keras/callbacks_reference.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let reference: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-    assert!(cases.len() >= 10, "{path} holds {} cells", cases.len());
     let mut failures = Vec::new();
-    for case in &cases {
+    for case in &fixture_cases("tests/fixtures/keras/callbacks_reference.json") {
         let name = case["name"].as_str().unwrap_or("?");
         let code = case["code"].as_str().unwrap_or("");
         let tol = case["tol"].as_f64().unwrap_or(1e-5);
@@ -120,11 +112,8 @@ fn every_cell_matches_keras() {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
-        if let Some((ename, evalue)) = &shown.error {
-            failures.push(format!(
-                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
-                shown.stdout
-            ));
+        if let Some(raised) = raised(name, &shown) {
+            failures.push(raised);
             continue;
         }
         let want = case["stdout"].as_str().unwrap_or("");

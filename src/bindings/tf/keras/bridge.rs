@@ -124,6 +124,17 @@ impl Bridge<'_> {
         }
         Ok(())
     }
+    /// A hook that does not need the layers' variables current, then the saves it asked for.
+    fn py_saving(
+        &mut self,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+        t: &dyn Trainer,
+    ) -> KResult<()> {
+        self.py(hook, pos, logs)?;
+        self.saves(t)
+    }
     fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
         let r = {
             let mut g = self.ctx.borrow_mut();
@@ -193,6 +204,16 @@ impl Bridge<'_> {
     }
 }
 
+impl Drop for Bridge<'_> {
+    /// A fit that failed may leave saves asked for and not done: they go with it.
+    fn drop(&mut self) {
+        if let Some(m) = self.state.downcast::<ModelObj>() {
+            let me = m as *const ModelObj as usize;
+            DEFERRED_SAVES.with(|q| q.borrow_mut().retain(|d| d.model != me));
+        }
+    }
+}
+
 pub fn logs_vec(logs: &Logs) -> Vec<(String, f64)> {
     logs.iter().map(|(k, v)| (k.clone(), *v)).collect()
 }
@@ -234,7 +255,7 @@ impl Callback for Bridge<'_> {
         if self.list.reads_weights_per_batch() {
             self.py_live("on_train_batch_begin", pos, &empty, t)
         } else {
-            self.py("on_train_batch_begin", pos, &empty)
+            self.py_saving("on_train_batch_begin", pos, &empty, t)
         }
     }
     fn on_batch_end(&mut self, batch: usize, logs: &Logs, t: &mut dyn Trainer) -> KResult<bool> {
@@ -253,7 +274,7 @@ impl Callback for Bridge<'_> {
         if self.list.reads_weights_per_batch() {
             self.py_live("on_train_batch_end", pos, &dict, t)?;
         } else {
-            self.py("on_train_batch_end", pos, &dict)?;
+            self.py_saving("on_train_batch_end", pos, &dict, t)?;
         }
         Ok(self.stop())
     }
@@ -283,28 +304,24 @@ impl Callback for Bridge<'_> {
         self.sync_lr(t, true);
         Ok(self.stop())
     }
-    fn on_test_begin(&mut self, _t: &mut dyn Trainer) -> KResult<()> {
-        self.py("on_test_begin", vec![], &Value::dict_from(vec![]))
+    fn on_test_begin(&mut self, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_saving("on_test_begin", vec![], &Value::dict_from(vec![]), t)
     }
-    fn on_test_batch_begin(&mut self, batch: usize, _t: &mut dyn Trainer) -> KResult<()> {
-        let empty = Value::dict_from(vec![]);
-        self.py(
-            "on_test_batch_begin",
+    fn on_test_batch_begin(&mut self, batch: usize, t: &mut dyn Trainer) -> KResult<()> {
+        let pos = vec![Value::Int(batch as i64)];
+        self.py_saving("on_test_batch_begin", pos, &Value::dict_from(vec![]), t)
+    }
+    fn on_test_batch_end(&mut self, batch: usize, logs: &Logs, t: &mut dyn Trainer) -> KResult<()> {
+        let dict = logs_dict(&logs_vec(logs));
+        self.py_saving(
+            "on_test_batch_end",
             vec![Value::Int(batch as i64)],
-            &empty,
+            &dict,
+            t,
         )
     }
-    fn on_test_batch_end(
-        &mut self,
-        batch: usize,
-        logs: &Logs,
-        _t: &mut dyn Trainer,
-    ) -> KResult<()> {
-        let dict = logs_dict(&logs_vec(logs));
-        self.py("on_test_batch_end", vec![Value::Int(batch as i64)], &dict)
-    }
-    fn on_test_end(&mut self, logs: &Logs, _t: &mut dyn Trainer) -> KResult<()> {
-        self.py("on_test_end", vec![], &logs_dict(&logs_vec(logs)))
+    fn on_test_end(&mut self, logs: &Logs, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_saving("on_test_end", vec![], &logs_dict(&logs_vec(logs)), t)
     }
     fn on_train_end(&mut self, t: &mut dyn Trainer) -> KResult<()> {
         self.py_live("on_train_end", vec![], &Value::dict_from(vec![]), t)

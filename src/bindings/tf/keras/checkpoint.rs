@@ -11,6 +11,7 @@ use super::super::{func, given, print_line};
 use super::callbacks::{to_f64, CallbackObj, Kind};
 use super::monitor::Monitor;
 use super::schedules::{epoch_and_logs, log_value, opt_bool, opt_i64, opt_str, warn, Rule};
+use crate::bindings::stdlib::io_err;
 use crate::lang::float_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
@@ -333,16 +334,7 @@ impl Checkpoint {
             ));
         }
         if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                PyErr::new(
-                    "OSError",
-                    format!(
-                        "[Errno {}] {e}: '{}'",
-                        e.raw_os_error().unwrap_or(0),
-                        dir.display()
-                    ),
-                )
-            })?;
+            std::fs::create_dir_all(dir).map_err(|e| io_err(e, &dir.display().to_string()))?;
         }
         let method = if self.save_weights_only {
             "save_weights"

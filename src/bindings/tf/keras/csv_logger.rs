@@ -13,6 +13,7 @@ use std::io::Write;
 use super::super::{func, given};
 use super::callbacks::{CallbackObj, Kind};
 use super::schedules::{epoch_and_logs, opt_bool, Rule};
+use crate::bindings::stdlib::io_err;
 use crate::lang::float_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
@@ -27,18 +28,6 @@ struct CsvLogger {
     sep: String,
     append: bool,
     st: RefCell<CsvState>,
-}
-
-fn os_error(e: &std::io::Error, path: &str) -> PyErr {
-    let code = e.raw_os_error().unwrap_or(0);
-    let name = match e.kind() {
-        std::io::ErrorKind::NotFound => "FileNotFoundError",
-        std::io::ErrorKind::PermissionDenied => "PermissionError",
-        _ => "OSError",
-    };
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
-    PyErr::new(name, format!("[Errno {code}] {text}: '{path}'"))
 }
 
 impl CsvLogger {
@@ -71,7 +60,7 @@ impl CsvLogger {
         } else {
             File::create(path)
         };
-        st.file = Some(file.map_err(|e| os_error(&e, path))?);
+        st.file = Some(file.map_err(|e| io_err(e, path))?);
         st.keys = None;
         Ok(())
     }
@@ -123,7 +112,7 @@ impl CsvLogger {
         };
         file.write_all(text.as_bytes())
             .and_then(|()| file.flush())
-            .map_err(|e| os_error(&e, &self.filename))
+            .map_err(|e| io_err(e, &self.filename))
     }
 }
 

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::super::{func, given, print_line};
 use super::callbacks::{to_f64, CallbackObj, Kind};
 use super::schedules::{epoch_and_logs, opt_i64, Rule};
+use crate::bindings::stdlib::io_err;
 use crate::cell::Output;
 use crate::display::tensorboard::{scalar_figure, Run};
 use crate::keras::callbacks::event_file::{read_scalars, EventWriter};
@@ -47,22 +48,15 @@ struct TensorBoard {
     st: RefCell<BoardState>,
 }
 
-fn io_error(e: &std::io::Error, path: &Path) -> PyErr {
-    PyErr::new(
-        "OSError",
-        format!(
-            "[Errno {}] {e}: '{}'",
-            e.raw_os_error().unwrap_or(0),
-            path.display()
-        ),
-    )
+fn io_error(e: std::io::Error, path: &Path) -> PyErr {
+    io_err(e, &path.display().to_string())
 }
 
 /// The open writer of one run folder, made on first use as `tf.summary` makes it.
 fn writer<'a>(slot: &'a mut Option<EventWriter>, dir: &Path) -> PyResult<&'a mut EventWriter> {
     if slot.is_none() {
         let n = FILES_WRITTEN.fetch_add(1, Ordering::SeqCst);
-        *slot = Some(EventWriter::create(dir, n).map_err(|e| io_error(&e, dir))?);
+        *slot = Some(EventWriter::create(dir, n).map_err(|e| io_error(e, dir))?);
     }
     slot.as_mut()
         .ok_or_else(|| PyErr::new("OSError", "the event file could not be opened"))
@@ -114,7 +108,7 @@ impl TensorBoard {
         let w = writer(&mut st.train, &dir)?;
         for (name, v) in logs {
             w.scalar(&format!("batch_{name}"), v, step)
-                .map_err(|e| io_error(&e, &w.path))?;
+                .map_err(|e| io_error(e, &w.path))?;
         }
         Ok(())
     }
@@ -138,7 +132,7 @@ impl TensorBoard {
         let w = writer(&mut st.val, &dir)?;
         for (name, v) in &logs {
             w.scalar(&format!("evaluation_{name}_vs_iterations"), *v, iterations)
-                .map_err(|e| io_error(&e, &w.path))?;
+                .map_err(|e| io_error(e, &w.path))?;
         }
         Ok(())
     }
@@ -170,20 +164,20 @@ impl TensorBoard {
         if records {
             for (name, v) in &train {
                 w.scalar(&format!("epoch_{name}"), *v, epoch)
-                    .map_err(|e| io_error(&e, &w.path))?;
+                    .map_err(|e| io_error(e, &w.path))?;
             }
         }
-        w.flush().map_err(|e| io_error(&e, &w.path))?;
+        w.flush().map_err(|e| io_error(e, &w.path))?;
         if !val.is_empty() {
             let w = writer(&mut st.val, &val_dir)?;
             if records {
                 for (name, v) in &val {
                     let name = name.strip_prefix("val_").unwrap_or(name);
                     w.scalar(&format!("epoch_{name}"), *v, epoch)
-                        .map_err(|e| io_error(&e, &w.path))?;
+                        .map_err(|e| io_error(e, &w.path))?;
                 }
             }
-            w.flush().map_err(|e| io_error(&e, &w.path))?;
+            w.flush().map_err(|e| io_error(e, &w.path))?;
         }
         Ok(())
     }
@@ -192,7 +186,7 @@ impl TensorBoard {
         let mut st = self.st.borrow_mut();
         for w in [st.train.take(), st.val.take()].into_iter().flatten() {
             let mut w = w;
-            w.flush().map_err(|e| io_error(&e, &w.path))?;
+            w.flush().map_err(|e| io_error(e, &w.path))?;
         }
         Ok(())
     }
