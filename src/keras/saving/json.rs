@@ -115,6 +115,61 @@ pub fn optimizer_json(o: &OptimizerConfig) -> Value {
     json!({"module": "keras.optimizers", "class_name": o.class_name(), "config": c, "registered_name": null})
 }
 
+/// The loss as Keras's `compile_config` holds it: its name, or a serialized loss object
+/// when it has options (`from_logits`, `delta`), which `Trainer.compile` accepts as given.
+pub fn loss_json(loss: &LossKind) -> Value {
+    let (class, config) = match *loss {
+        LossKind::BinaryCrossentropy { from_logits: true } => {
+            ("BinaryCrossentropy", json!({"from_logits": true}))
+        }
+        LossKind::CategoricalCrossentropy { from_logits: true } => {
+            ("CategoricalCrossentropy", json!({"from_logits": true}))
+        }
+        LossKind::SparseCategoricalCrossentropy { from_logits: true } => (
+            "SparseCategoricalCrossentropy",
+            json!({"from_logits": true}),
+        ),
+        LossKind::Huber { delta } if delta != 1.0 => ("Huber", json!({ "delta": delta })),
+        _ => return json!(loss_name(loss)),
+    };
+    json!({"module": "keras.losses", "class_name": class, "config": config, "registered_name": null})
+}
+
+/// A functional chain as Keras 3 writes one: each layer names itself and the layer it is
+/// called on (`inbound_nodes`, with the shape of the tensor it receives), and the model its
+/// `input_layers` and `output_layers`. `layers` starts with the input layer; `shapes` are
+/// the shapes the layers produce, the input's first.
+fn functional_json(m: &ModelConfig, mut layers: Vec<Value>, shapes: &[Vec<usize>]) -> Value {
+    let mut prev: Option<Value> = None;
+    for (l, shape) in layers.iter_mut().zip(shapes) {
+        let name = l
+            .get("config")
+            .and_then(|c| c.get("name"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let nodes = match &prev {
+            None => json!([]),
+            Some(p) => json!([{"args": [{"class_name": "__keras_tensor__",
+                "config": {"shape": p.get("shape"), "dtype": "float32",
+                    "keras_history": [p.get("name"), 0, 0]}}],
+                "kwargs": {}}]),
+        };
+        if let Some(obj) = l.as_object_mut() {
+            obj.insert("name".into(), name.clone());
+            obj.insert("inbound_nodes".into(), nodes);
+        }
+        prev = Some(json!({"name": name, "shape": batch_shape(shape)}));
+    }
+    let last = m
+        .layers
+        .last()
+        .map_or(m.input_name.as_str(), |l| l.name.as_str());
+    json!({"module": "keras.src.models.functional", "class_name": "Functional",
+        "config": {"name": m.name, "trainable": true, "layers": layers,
+            "input_layers": [m.input_name, 0, 0], "output_layers": [last, 0, 0]},
+        "registered_name": "Functional", "build_config": {"input_shape": null}})
+}
+
 /// The whole `config.json`: the model, and `compile_config` when it was compiled.
 pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<Value> {
     let plan = m.plan()?;
@@ -124,30 +179,21 @@ pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<V
     for (l, ins) in m.layers.iter().zip(&plan.in_shapes) {
         layers.push(layer_json(l, ins));
     }
-    let class = if m.functional {
-        "Functional"
+    let mut v = if m.functional {
+        let shapes: Vec<Vec<usize>> = std::iter::once(m.input_shape.clone())
+            .chain(plan.out_shapes.iter().cloned())
+            .collect();
+        functional_json(m, layers, &shapes)
     } else {
-        "Sequential"
-    };
-    let mut v = json!({"module": "keras", "class_name": class,
+        json!({"module": "keras", "class_name": "Sequential",
         "config": {"name": m.name, "trainable": true, "dtype": "float32", "layers": layers,
             "build_input_shape": batch_shape(&m.input_shape)},
-        "registered_name": null, "build_config": {"input_shape": batch_shape(&m.input_shape)}});
+        "registered_name": null, "build_config": {"input_shape": batch_shape(&m.input_shape)}})
+    };
     if let (Some(c), Some(obj)) = (compile, v.as_object_mut()) {
-        let from_logits = matches!(
-            c.loss,
-            LossKind::BinaryCrossentropy { from_logits: true }
-                | LossKind::CategoricalCrossentropy { from_logits: true }
-                | LossKind::SparseCategoricalCrossentropy { from_logits: true }
-        );
-        let delta = match c.loss {
-            LossKind::Huber { delta } => json!(delta),
-            _ => Value::Null,
-        };
         obj.insert(
             "compile_config".into(),
-            json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss_name(&c.loss),
-                "loss_config": {"from_logits": from_logits, "delta": delta},
+            json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss_json(&c.loss),
                 "metrics": c.metrics.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
                 "loss_weights": null, "weighted_metrics": null, "run_eagerly": false,
                 "steps_per_execution": 1, "jit_compile": false}),
@@ -390,8 +436,8 @@ pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
             epsilon: float(oc, "epsilon", 1e-7),
         },
     };
-    // Our files write the loss as a name plus `loss_config`; Keras writes a serialized
-    // loss object (`class_name` and `config`). Both are read.
+    // Keras writes a loss name, or a serialized loss object (`class_name` and `config`);
+    // earlier versions of this kernel wrote a name plus `loss_config`. All are read.
     let (loss_name, lc) = match cc.get("loss") {
         Some(Value::Object(o)) => (
             o.get("class_name").and_then(Value::as_str).unwrap_or(""),

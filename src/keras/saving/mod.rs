@@ -1,29 +1,31 @@
-//! Saving and loading models and weights.
+//! Saving and loading models and weights in the files Keras 3 writes.
 //!
 //! A `.keras` file is, as in Keras 3, a zip archive holding `config.json` (the model and
 //! compile settings, Keras-like JSON), `metadata.json` (`keras_version`, `date_saved`) and
-//! the weights. Keras stores weights as HDF5 (`model.weights.h5`); we store them as
-//! safetensors (`model.weights.safetensors`): a simple, safe, well-kept format (a JSON
-//! header and raw little-endian arrays, no code execution, a small maintained crate),
-//! where HDF5 would pull in a large C library. The optimizer state goes in the same file
-//! under `optimizer/...` names when the model was compiled.
+//! `model.weights.h5`, the weights and the optimizer's state in Keras 3's HDF5 layout
+//! (`hdf5/keras3.rs`). `save_weights`/`load_weights` write and read `.weights.h5` files in
+//! the same layout, and `model.save('m.h5')` / `load_model('m.h5')` the legacy full-model
+//! HDF5 format (`hdf5/legacy.rs`). Files from real Keras load here and files from here
+//! load in real Keras.
 //!
-//! `save_weights`/`load_weights` write `.weights.h5` files, as Keras names them; to be
-//! honest about it, their content is the same safetensors encoding, not HDF5, so real
-//! Keras cannot read them (and we cannot read Keras's).
+//! Earlier versions of this kernel stored the weights as safetensors
+//! (`model.weights.safetensors` inside archives, and bare safetensors under `.weights.h5`
+//! names); `tensors.rs` still reads them, and loading such an archive says so in a note.
 //!
 //! Every write goes to a temporary file in the same directory and is renamed into place,
 //! so a crash never leaves half a file under the real name. Missing, truncated or corrupt
 //! files become errors naming the path, never a panic. This module never touches a device.
 
 pub mod bundle;
+pub mod hdf5;
 mod json;
+pub mod naming;
 mod tensors;
 
 pub use json::{compile_from_json, model_from_json, model_json, optimizer_json};
 
 use super::compile::CompileConfig;
-use super::config::ModelConfig;
+use super::config::{ModelConfig, VarSpec};
 use super::error::{KResult, KerasError};
 use super::init::HostArray;
 use super::replica::OptimizerState;
@@ -33,7 +35,12 @@ use std::path::Path;
 
 /// The Keras version written into `metadata.json`: the API this engine follows.
 pub const KERAS_VERSION: &str = "3.6.0";
-const WEIGHTS_ENTRY: &str = "model.weights.safetensors";
+/// The weights inside a `.keras` archive, as Keras 3 names them.
+const WEIGHTS_ENTRY: &str = "model.weights.h5";
+/// Where earlier versions of this kernel put them (safetensors).
+const OLD_WEIGHTS_ENTRY: &str = "model.weights.safetensors";
+/// The note shown when such an archive is loaded.
+pub const OLD_ARCHIVE_NOTE: &str = "this archive was written by an earlier version of this kernel (safetensors weights); save it again to get a file real Keras can read.";
 
 /// Everything a `.keras` file holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +49,8 @@ pub struct SavedModel {
     pub compile: Option<CompileConfig>,
     pub weights: Vec<HostArray>,
     pub optimizer: Option<OptimizerState>,
+    /// Something the reader should be told about the file (an old format), if any.
+    pub note: Option<String>,
 }
 
 impl SavedModel {
@@ -57,24 +66,48 @@ impl SavedModel {
             compile,
             weights: t.get_weights()?,
             optimizer,
+            note: None,
         })
     }
+}
+
+/// An optimizer's state read from a file: `read(i, var, k)` gives the `k`-th of `slots`
+/// slots of the model's `i`-th variable, in the variable's shape.
+pub(crate) fn read_optimizer_state(
+    vars: &[VarSpec],
+    slots: usize,
+    iterations: i64,
+    mut read: impl FnMut(usize, &VarSpec, usize) -> KResult<Vec<f32>>,
+) -> KResult<OptimizerState> {
+    let mut all = Vec::with_capacity(vars.len());
+    for (i, v) in vars.iter().enumerate() {
+        let mut s = Vec::with_capacity(slots);
+        for k in 0..slots {
+            s.push(HostArray::new(v.shape.clone(), read(i, v, k)?));
+        }
+        all.push(s);
+    }
+    Ok(OptimizerState {
+        iterations: iterations.max(0) as u64,
+        slots: all,
+    })
 }
 
 fn shown(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Keras's check in `model.save`: the path must end in `.keras` (or `.h5`, the legacy
-/// format, which this engine does not write).
+fn is_legacy(path: &Path) -> bool {
+    let s = shown(path);
+    s.ends_with(".h5") || s.ends_with(".hdf5")
+}
+
+/// Keras's check in `model.save`: the path must end in `.keras` or `.h5` (the legacy
+/// format).
 pub fn check_model_path(path: &Path) -> KResult<()> {
     let s = shown(path);
-    if s.ends_with(".keras") {
+    if s.ends_with(".keras") || is_legacy(path) {
         Ok(())
-    } else if s.ends_with(".h5") || s.ends_with(".hdf5") {
-        Err(KerasError::Path(format!(
-            "Saving to the legacy HDF5 format is not supported by this kernel. Use a `.keras` extension instead. Received: filepath={s}"
-        )))
     } else {
         Err(KerasError::Path(format!(
             "Invalid filepath extension for saving. Please add either a `.keras` extension for the native Keras format (recommended) or a `.h5` extension. Use `model.export(filepath)` if you want to export a SavedModel for use with TFLite/TFServing/etc. Received: filepath={s}."
@@ -134,14 +167,25 @@ fn corrupt(path: &Path, detail: impl std::fmt::Display) -> KerasError {
     }
 }
 
-/// `model.save("name.keras")`.
+/// The optimizer state with the learning rate Keras stores beside it, when compiled.
+fn optimizer_of(m: &SavedModel) -> Option<(&OptimizerState, f32)> {
+    match (&m.optimizer, &m.compile) {
+        (Some(o), Some(c)) => Some((o, c.optimizer.learning_rate)),
+        _ => None,
+    }
+}
+
+/// `model.save("name.keras")`, or `model.save("name.h5")` in the legacy format.
 pub fn save_model(path: &Path, m: &SavedModel) -> KResult<()> {
     check_model_path(path)?;
+    if is_legacy(path) {
+        return write_atomic(path, &hdf5::legacy::encode(path, m)?);
+    }
     let config = serde_json::to_vec(&model_json(&m.config, m.compile.as_ref())?)
         .map_err(|e| corrupt(path, e))?;
     let date = chrono::Utc::now().format("%Y-%m-%d@%H:%M:%S").to_string();
     let meta = serde_json::json!({"keras_version": KERAS_VERSION, "date_saved": date}).to_string();
-    let weights = tensors::encode(&m.config, &m.weights, m.optimizer.as_ref())?;
+    let weights = hdf5::keras3::encode(path, &m.config, &m.weights, optimizer_of(m))?;
     let mut buf = std::io::Cursor::new(Vec::new());
     {
         let mut zip = zip::ZipWriter::new(&mut buf);
@@ -175,9 +219,12 @@ fn zip_entry(
     Ok(out)
 }
 
-/// `keras.models.load_model("name.keras")`.
+/// `keras.models.load_model("name.keras")` (or a legacy `name.h5`).
 pub fn load_model(path: &Path) -> KResult<SavedModel> {
     let s = shown(path);
+    if is_legacy(path) {
+        return hdf5::legacy::decode(path, read_file(path)?);
+    }
     if !s.ends_with(".keras") {
         return Err(KerasError::Path(format!(
             "File format not supported: filepath={s}. Keras 3 only supports V3 `.keras` files and legacy H5 format files (`.h5` extension). Note that the legacy SavedModel format is not supported by `load_model()` in Keras 3."
@@ -190,20 +237,28 @@ pub fn load_model(path: &Path) -> KResult<SavedModel> {
         serde_json::from_slice(&zip_entry(&mut zip, path, "config.json")?)
             .map_err(|e| corrupt(path, format!("config.json: {e}")))?;
     let (config, compile) = model_from_json(&config)?;
-    let weights = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
-    let (weights, optimizer) = tensors::decode(path, &config, &weights, compile.as_ref())?;
+    let old = zip.index_for_name(WEIGHTS_ENTRY).is_none()
+        && zip.index_for_name(OLD_WEIGHTS_ENTRY).is_some();
+    let (weights, optimizer) = if old {
+        let bytes = zip_entry(&mut zip, path, OLD_WEIGHTS_ENTRY)?;
+        tensors::decode(path, &config, &bytes, compile.as_ref())?
+    } else {
+        let bytes = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
+        hdf5::keras3::decode(path, &config, bytes, compile.as_ref())?
+    };
     Ok(SavedModel {
         config,
         compile,
         weights,
         optimizer,
+        note: old.then(|| OLD_ARCHIVE_NOTE.to_string()),
     })
 }
 
-/// `model.save_weights("name.weights.h5")` (safetensors inside; see the module notes).
+/// `model.save_weights("name.weights.h5")`.
 pub fn save_weights(path: &Path, config: &ModelConfig, weights: &[HostArray]) -> KResult<()> {
     check_weights_path(path)?;
-    write_atomic(path, &tensors::encode(config, weights, None)?)
+    write_atomic(path, &hdf5::keras3::encode(path, config, weights, None)?)
 }
 
 /// `model.load_weights("name.weights.h5")`: weights in Keras order, checked against the
@@ -211,5 +266,10 @@ pub fn save_weights(path: &Path, config: &ModelConfig, weights: &[HostArray]) ->
 pub fn load_weights(path: &Path, config: &ModelConfig) -> KResult<Vec<HostArray>> {
     check_weights_path(path)?;
     let bytes = read_file(path)?;
-    Ok(tensors::decode(path, config, &bytes, None)?.0)
+    if !hdf5::is_hdf5(&bytes) && bytes.get(8) == Some(&b'{') {
+        // A safetensors file (an eight-byte header length, then JSON) from an earlier
+        // version of this kernel.
+        return Ok(tensors::decode(path, config, &bytes, None)?.0);
+    }
+    Ok(hdf5::keras3::decode(path, config, bytes, None)?.0)
 }

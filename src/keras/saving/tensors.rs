@@ -1,4 +1,5 @@
-//! The weights file inside `.keras` archives and `.weights.h5` files: safetensors, one
+//! Reads the weights files earlier versions of this kernel wrote (inside `.keras` archives
+//! as `model.weights.safetensors`, and under `.weights.h5` names): safetensors, one
 //! f32 tensor per variable named by its Keras path (`sequential/dense/kernel`), plus the
 //! optimizer's slots (`optimizer/<path>/<slot>`) and step counter (`optimizer/iterations`,
 //! i64). The header's metadata lists the variable names in Keras order, because Keras
@@ -10,69 +11,11 @@ use crate::keras::config::ModelConfig;
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
+use crate::keras::saving::read_optimizer_state;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
-use std::collections::HashMap;
 use std::path::Path;
 
 const ORDER_KEY: &str = "variables";
-
-fn to_bytes(data: &[f32]) -> Vec<u8> {
-    data.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-pub fn encode(
-    config: &ModelConfig,
-    weights: &[HostArray],
-    optimizer: Option<&OptimizerState>,
-) -> KResult<Vec<u8>> {
-    let plan = config.plan()?;
-    if plan.vars.len() != weights.len() {
-        return Err(KerasError::Value(format!(
-            "The model has {} variables but {} weights were given.",
-            plan.vars.len(),
-            weights.len()
-        )));
-    }
-    let mut owned: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = vec![];
-    let mut order = vec![];
-    for (v, w) in plan.vars.iter().zip(weights) {
-        order.push(v.path.clone());
-        owned.push((
-            v.path.clone(),
-            Dtype::F32,
-            v.shape.clone(),
-            to_bytes(&w.data),
-        ));
-    }
-    if let Some(opt) = optimizer {
-        owned.push((
-            "optimizer/iterations".into(),
-            Dtype::I64,
-            vec![],
-            (opt.iterations as i64).to_le_bytes().to_vec(),
-        ));
-        for (v, slots) in plan.vars.iter().zip(&opt.slots) {
-            for (i, s) in slots.iter().enumerate() {
-                owned.push((
-                    format!("optimizer/{}/{i}", v.path),
-                    Dtype::F32,
-                    v.shape.clone(),
-                    to_bytes(&s.data),
-                ));
-            }
-        }
-    }
-    let mut views = Vec::with_capacity(owned.len());
-    for (name, dtype, shape, bytes) in &owned {
-        let view = TensorView::new(*dtype, shape.clone(), bytes)
-            .map_err(|e| KerasError::Value(format!("cannot encode {name}: {e}")))?;
-        views.push((name.clone(), view));
-    }
-    let order = serde_json::to_string(&order).unwrap_or_default();
-    let meta = HashMap::from([(ORDER_KEY.to_string(), order)]);
-    safetensors::tensor::serialize(views, &Some(meta))
-        .map_err(|e| KerasError::Value(format!("cannot encode the weights: {e}")))
-}
 
 fn floats(path: &Path, name: &str, view: &TensorView) -> KResult<Vec<f32>> {
     if view.dtype() != Dtype::F32 {
@@ -148,26 +91,19 @@ pub fn decode(
                 _ => return Err(corrupt(path, "optimizer/iterations is not an i64".into())),
             };
             let n = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
-            let mut slots = Vec::with_capacity(order.len());
-            for (name, v) in order.iter().zip(&plan.vars) {
-                let mut s = Vec::with_capacity(n);
-                for i in 0..n {
-                    let key = format!("optimizer/{name}/{i}");
-                    let view = st
-                        .tensor(&key)
-                        .map_err(|_| corrupt(path, format!("missing tensor {key}")))?;
-                    let data = floats(path, &key, &view)?;
-                    if data.len() != v.shape.iter().product::<usize>() {
-                        return Err(corrupt(path, format!("{key} has the wrong size")));
-                    }
-                    s.push(HostArray::new(v.shape.clone(), data));
+            let state = read_optimizer_state(&plan.vars, n, iterations, |i, v, k| {
+                let name = order.get(i).map(String::as_str).unwrap_or_default();
+                let key = format!("optimizer/{name}/{k}");
+                let view = st
+                    .tensor(&key)
+                    .map_err(|_| corrupt(path, format!("missing tensor {key}")))?;
+                let data = floats(path, &key, &view)?;
+                if data.len() != v.shape.iter().product::<usize>() {
+                    return Err(corrupt(path, format!("{key} has the wrong size")));
                 }
-                slots.push(s);
-            }
-            Some(OptimizerState {
-                iterations: iterations.max(0) as u64,
-                slots,
-            })
+                Ok(data)
+            })?;
+            Some(state)
         }
         _ => None,
     };

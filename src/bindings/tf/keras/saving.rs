@@ -1,5 +1,5 @@
-//! `tf.keras.models.load_model` / `tf.keras.saving.load_model`: a `.keras` archive back into
-//! a model, built under the active strategy's scope and compiled with its optimizer state
+//! `tf.keras.models.load_model` / `tf.keras.saving.load_model`: a `.keras` archive (or a
+//! legacy `.h5` file) back into a model, built under the active strategy's scope and compiled with its optimizer state
 //! restored. The format and its file checks live in `keras::saving`; this file only
 //! converts between the archive's contents and the model binding.
 
@@ -24,6 +24,9 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         None => true,
     };
     let saved = crate::keras::load_model(Path::new(&path)).map_err(kerr)?;
+    if let Some(note) = &saved.note {
+        super::schedules::warn(ctx, note);
+    }
     let layers: Vec<Value> = saved
         .config
         .layers

@@ -22,26 +22,8 @@ use crate::keras::Init;
 use crate::lang::{Args, Ctx, NativeClass, PyErr, PyResult, Value};
 use crate::tensor::{DType, NdArray};
 
-/// Keras's `to_snake_case`: `MyModel` -> `my_model`, `TwoLayerMLP` -> `two_layer_mlp`.
-pub fn snake_case(name: &str) -> String {
-    let chars: Vec<char> = name
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
-    let mut out = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            // `(.)([A-Z][a-z]+)` then `([a-z])([A-Z])`, as Keras's two substitutions.
-            if next_lower || prev.is_ascii_lowercase() {
-                out.push('_');
-            }
-        }
-        out.extend(c.to_lowercase());
-    }
-    out
-}
+/// Keras's `to_snake_case` (one definition, shared with saving).
+pub use crate::keras::saving::naming::snake_case;
 
 /// A fresh automatic name from the session's counters (`dense`, `dense_1`, ...).
 pub fn unique_name(ctx: &mut dyn Ctx, base: &str) -> String {

@@ -1,0 +1,79 @@
+"""Opt-in check that files this kernel writes open in real Keras: the kernel trains an MLP,
+a CNN and a functional chain for one epoch and saves each as `.keras`, legacy `.h5` and
+`.weights.h5`, with its predictions on fixed inputs; this script then loads every file in
+real Keras 3 and compares the predictions.
+
+Run with a Python that has TensorFlow 2.21 / Keras 3.15, after `cargo build`:
+
+    path/to/python scripts/keras_files_interop.py [path/to/mirror-kernel]
+
+Prints one line per file and exits non-zero when a prediction differs by more than 1e-6.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+MODELS = {
+    "mlp": ((4,), "tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(5, activation='relu'), tf.keras.layers.Dense(3, activation='softmax')])"),
+    "cnn": ((6, 6, 1), "tf.keras.Sequential([tf.keras.Input((6, 6, 1)), tf.keras.layers.Conv2D(2, 3, activation='relu'), tf.keras.layers.MaxPooling2D(2), tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])"),
+    "functional": ((3,), "(lambda i: tf.keras.Model(i, tf.keras.layers.Dense(2, activation='sigmoid')(tf.keras.layers.Dense(4, activation='tanh')(i))))(tf.keras.Input((3,)))"),
+}
+
+PRELUDE = "import tensorflow as tf\nimport numpy as np\n"
+
+# One model's part of the kernel's script: train, save three ways, print the predictions.
+KERNEL_PART = """m = {make}
+m.compile(optimizer='adam', loss='mse')
+np.random.seed(0)
+x = np.random.rand(*{batch!r}).astype('float32')
+y = np.random.rand(16, m.output_shape[-1]).astype('float32')
+m.fit(x, y, epochs=1, batch_size=8, verbose=0)
+m.save({stem!r} + '.keras')
+m.save({stem!r} + '.h5')
+m.save_weights({stem!r} + '.weights.h5')
+print({name!r}, x[:4].tolist(), m.predict(x[:4], verbose=0).tolist())
+"""
+
+
+def main():
+    kernel = sys.argv[1] if len(sys.argv) > 1 else os.path.join("target", "debug", "mirror-kernel")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    failed = 0
+    with tempfile.TemporaryDirectory() as d:
+        cell = os.path.join(d, "save.py")
+        with open(cell, "w") as f:
+            f.write(PRELUDE)
+            for name, (shape, make) in MODELS.items():
+                stem = os.path.join(d, name)
+                f.write(KERNEL_PART.format(make=make, batch=(16,) + shape, stem=stem, name=name))
+        out = subprocess.run([kernel, "exec", cell], check=True, capture_output=True, text=True)
+        want, inputs = {}, {}
+        for line in out.stdout.splitlines():
+            name, rest = line.split(" ", 1)
+            x, p = json.loads("[" + rest.replace("] [", "], [") + "]")
+            inputs[name.strip("'")], want[name.strip("'")] = np.array(x, dtype="float32"), p
+        for name, (shape, make) in MODELS.items():
+            x = inputs[name]
+            for ext in ["keras", "h5", "weights.h5"]:
+                path = os.path.join(d, f"{name}.{ext}")
+                if ext == "weights.h5":
+                    model = eval(make, {"tf": tf})
+                    model.load_weights(path)
+                else:
+                    model = tf.keras.models.load_model(path)
+                diff = float(np.abs(model.predict(x, verbose=0) - np.array(want[name])).max())
+                ok = diff <= 1e-6
+                failed += not ok
+                print(f"{name}.{ext}: {'ok' if ok else 'DIFFERS'} (max difference {diff:.2e})")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
