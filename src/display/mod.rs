@@ -1,10 +1,11 @@
 //! What the user sees beyond plain text: MIME bundles, Keras-style progress bars, summary
-//! tables, and plots rendered to PNG and SVG. Pure formatting: it computes nothing and
+//! tables, and plots rendered to PNG and SVG (TensorBoard's scalars among them). Pure formatting: it computes nothing and
 //! knows neither the protocol nor the language.
 
 pub mod plot;
 pub mod progress;
 pub mod summary;
+pub mod tensorboard;
 
 pub use plot::{Figure, PlotError};
 pub use progress::{epoch_header, Mode, ProgressBar, Rendered};

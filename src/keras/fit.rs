@@ -185,6 +185,9 @@ pub fn fit(
         let mut run = Running::new(t);
         for (b, idx) in order.chunks(batch_size).enumerate() {
             interrupted(interrupt)?;
+            for cb in callbacks.iter_mut() {
+                cb.on_batch_begin(b, t)?;
+            }
             let rows = Rows {
                 x: data.x,
                 x_per,
@@ -213,7 +216,9 @@ pub fn fit(
         }
         let mut logs = run.logs("");
         if let Some(v) = validation {
-            logs.extend(evaluate_logs(t, v, batch_size, "val_", interrupt)?);
+            // Keras's validation is an evaluate run, with the test hooks, logged unprefixed.
+            let val = evaluate_logs(t, v, batch_size, interrupt, callbacks)?;
+            logs.extend(val.into_iter().map(|(k, x)| (format!("val_{k}"), x)));
         }
         for cb in callbacks.iter_mut() {
             stop |= cb.on_epoch_end(epoch, &mut logs, t)?;
@@ -234,16 +239,22 @@ fn evaluate_logs(
     t: &mut dyn Trainer,
     data: Data,
     batch_size: usize,
-    prefix: &str,
     interrupt: Option<&AtomicBool>,
+    callbacks: &mut [&mut dyn Callback],
 ) -> KResult<Logs> {
     let (x_per, y_per) = example_lens(t)?;
     let n = count(&data, x_per, y_per)?;
     t.check_batch(data.x, Some(data.y), n)?;
     let mut run = Running::new(t);
     let bs = batch_size.max(1);
-    for start in (0..n).step_by(bs) {
+    for cb in callbacks.iter_mut() {
+        cb.on_test_begin(t)?;
+    }
+    for (b, start) in (0..n).step_by(bs).enumerate() {
         interrupted(interrupt)?;
+        for cb in callbacks.iter_mut() {
+            cb.on_test_batch_begin(b, t)?;
+        }
         let m = bs.min(n - start);
         let stats = t.eval_batch(
             &data.x[start * x_per..(start + m) * x_per],
@@ -251,8 +262,18 @@ fn evaluate_logs(
             m,
         )?;
         run.total.add(&stats);
+        if !callbacks.is_empty() {
+            let logs = run.logs("");
+            for cb in callbacks.iter_mut() {
+                cb.on_test_batch_end(b, &logs, t)?;
+            }
+        }
     }
-    Ok(run.logs(prefix))
+    let logs = run.logs("");
+    for cb in callbacks.iter_mut() {
+        cb.on_test_end(&logs, t)?;
+    }
+    Ok(logs)
 }
 
 /// `model.evaluate`: the loss first, then each metric in compile order.
@@ -265,7 +286,7 @@ pub fn evaluate(
     if t.compiled().is_none() {
         return Err(KerasError::NotCompiled("evaluate"));
     }
-    let logs = evaluate_logs(t, data, batch_size, "", interrupt)?;
+    let logs = evaluate_logs(t, data, batch_size, interrupt, &mut [])?;
     let mut out = vec![(
         "loss".to_string(),
         logs.get("loss").copied().unwrap_or(f64::NAN),

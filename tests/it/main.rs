@@ -35,6 +35,7 @@ mod engine_replicas;
 mod engine_saving;
 mod engine_threads;
 mod ipython_binding;
+mod keras_callbacks;
 mod keras_files;
 mod keras_graph;
 mod keras_layers;

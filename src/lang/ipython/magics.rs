@@ -1,6 +1,7 @@
 //! IPython syntax: line magics (`%time`, `%timeit`, `%who`, `%whos`, `%reset -f`, `%pwd`,
-//! `%cd`, `%env`, `%matplotlib`), cell magics (`%%time`), shell escapes (`!ls`) and help
-//! (`obj?`), with IPython's `UsageError` for unknown magics.
+//! `%cd`, `%env`, `%matplotlib`, `%tensorboard` as its extension runs it), cell magics
+//! (`%%time`), shell escapes (`!ls`) and help (`obj?`), with IPython's `UsageError` for
+//! unknown magics.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -124,6 +125,14 @@ impl Vm<'_> {
         let arg = arg.trim();
         match name {
             "matplotlib" | "load_ext" | "config" | "autoreload" => Ok(()),
+            // What the tensorboard extension's magic runs.
+            "tensorboard" => {
+                use crate::lang::values::object::Ctx;
+                let notebook = self.import("tensorboard.notebook")?;
+                let start = Ctx::getattr(self, &notebook, "start")?;
+                Ctx::call(self, &start, crate::lang::Args::new(vec![Value::from(arg)]))?;
+                Ok(())
+            }
             "time" => {
                 let t = Instant::now();
                 let r = run_snippet(self, arg);

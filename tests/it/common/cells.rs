@@ -161,27 +161,38 @@ pub struct Fixture {
     pub printed: fn(&Shown) -> String,
 }
 
-/// Runs every cell of the fixture, each in a fresh session as each ran in a fresh Python,
-/// and fails with every difference: an exception, stdout beyond the tolerance, other
-/// warnings.
-pub fn every_cell_matches(f: &Fixture) {
-    let path = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), f.file);
+/// The cells of a fixture file (relative to the crate), at least ten of them.
+pub fn fixture_cases(file: &str) -> Vec<Json> {
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let reference: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let cases = reference["cases"].as_array().cloned().unwrap_or_default();
     assert!(cases.len() >= 10, "{path} holds {} cells", cases.len());
+    cases
+}
+
+/// The failure line of a cell that raised, if it did.
+pub fn raised(name: &str, shown: &Shown) -> Option<String> {
+    let (ename, evalue) = shown.error.as_ref()?;
+    Some(format!(
+        "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
+        shown.stdout
+    ))
+}
+
+/// Runs every cell of the fixture, each in a fresh session as each ran in a fresh Python,
+/// and fails with every difference: an exception, stdout beyond the tolerance, other
+/// warnings.
+pub fn every_cell_matches(f: &Fixture) {
     let mut failures = Vec::new();
-    for case in &cases {
+    for case in &fixture_cases(f.file) {
         let name = case["name"].as_str().unwrap_or("?");
         let code = case["code"].as_str().unwrap_or("");
         let tol = case["tol"].as_f64().unwrap_or(f.tol);
         let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
         let shown = run(&session, code);
-        if let Some((ename, evalue)) = &shown.error {
-            failures.push(format!(
-                "{name}: raised {ename}: {evalue}\nstdout so far:\n{}",
-                shown.stdout
-            ));
+        if let Some(raised) = raised(name, &shown) {
+            failures.push(raised);
             continue;
         }
         let want = case["stdout"].as_str().unwrap_or("");

@@ -17,6 +17,34 @@ use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
 use crate::lang::{Ctx, PyErr, Value};
 
+/// A save asked for while `fit` holds the model's engine: the model (by address), the path
+/// and whether only the weights are saved.
+struct DeferredSave {
+    model: usize,
+    path: String,
+    weights_only: bool,
+}
+
+thread_local! {
+    /// The saves callbacks asked for during the hook running now (the session runs cells on
+    /// one thread).
+    static DEFERRED_SAVES: std::cell::RefCell<Vec<DeferredSave>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Asks the bridge of the running `fit` to save the model (a ModelCheckpoint's
+/// `model.save` inside a hook): it does so with the running trainer when the hook returns.
+pub fn defer_save(model: &ModelObj, path: String, weights_only: bool) {
+    let model = model as *const ModelObj as usize;
+    DEFERRED_SAVES.with(|q| {
+        q.borrow_mut().push(DeferredSave {
+            model,
+            path,
+            weights_only,
+        })
+    });
+}
+
 /// Shows progress frames: the first as a display with an id, later ones as updates.
 pub struct Display {
     id: String,
@@ -75,6 +103,38 @@ pub struct Bridge<'a> {
 }
 
 impl Bridge<'_> {
+    /// Does the saves of this bridge's model that the last hook asked for, with the running
+    /// trainer (its weights are the model's weights of the moment).
+    fn saves(&mut self, t: &dyn Trainer) -> KResult<()> {
+        let Some(m) = self.state.downcast::<ModelObj>() else {
+            return Ok(());
+        };
+        let me = m as *const ModelObj as usize;
+        let mine: Vec<DeferredSave> = DEFERRED_SAVES.with(|q| {
+            let mut q = q.borrow_mut();
+            let (mine, rest) = q.drain(..).partition(|d| d.model == me);
+            *q = rest;
+            mine
+        });
+        for d in mine {
+            if let Err(e) = super::fit::save_trainer(t, &d.path, d.weights_only) {
+                self.err = Some(super::layers::kerr(e));
+                return Err(KerasError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+    /// A hook that does not need the layers' variables current, then the saves it asked for.
+    fn py_saving(
+        &mut self,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+        t: &dyn Trainer,
+    ) -> KResult<()> {
+        self.py(hook, pos, logs)?;
+        self.saves(t)
+    }
     fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
         let r = {
             let mut g = self.ctx.borrow_mut();
@@ -108,7 +168,8 @@ impl Bridge<'_> {
         m.engine_vars.borrow_mut().pull_from(t).map_err(py)?;
         let r = self.py(hook, pos, logs);
         m.engine_vars.borrow_mut().push(t).map_err(py)?;
-        r
+        r?;
+        self.saves(t)
     }
     fn stop(&self) -> bool {
         let mut g = self.ctx.borrow_mut();
@@ -139,6 +200,16 @@ impl Bridge<'_> {
             if let Some(c) = m.compiled.borrow_mut().as_mut() {
                 c.optimizer.learning_rate = lr;
             }
+        }
+    }
+}
+
+impl Drop for Bridge<'_> {
+    /// A fit that failed may leave saves asked for and not done: they go with it.
+    fn drop(&mut self) {
+        if let Some(m) = self.state.downcast::<ModelObj>() {
+            let me = m as *const ModelObj as usize;
+            DEFERRED_SAVES.with(|q| q.borrow_mut().retain(|d| d.model != me));
         }
     }
 }
@@ -178,7 +249,16 @@ impl Callback for Bridge<'_> {
         self.sync_lr(t, true);
         Ok(())
     }
-    fn on_batch_end(&mut self, batch: usize, logs: &Logs, _t: &mut dyn Trainer) -> KResult<bool> {
+    fn on_batch_begin(&mut self, batch: usize, t: &mut dyn Trainer) -> KResult<()> {
+        let empty = Value::dict_from(vec![]);
+        let pos = vec![Value::Int(batch as i64)];
+        if self.list.reads_weights_per_batch() {
+            self.py_live("on_train_batch_begin", pos, &empty, t)
+        } else {
+            self.py_saving("on_train_batch_begin", pos, &empty, t)
+        }
+    }
+    fn on_batch_end(&mut self, batch: usize, logs: &Logs, t: &mut dyn Trainer) -> KResult<bool> {
         let shown = keras_order(&logs_vec(logs));
         if let Some((bar, disp, start)) = self.bar.as_mut() {
             if let Some(r) = bar.update(batch + 1, &shown, start.elapsed()) {
@@ -189,11 +269,13 @@ impl Callback for Bridge<'_> {
             .borrow_mut()
             .check_interrupt()
             .map_err(|_| KerasError::Interrupted)?;
-        self.py(
-            "on_train_batch_end",
-            vec![Value::Int(batch as i64)],
-            &logs_dict(&logs_vec(logs)),
-        )?;
+        let pos = vec![Value::Int(batch as i64)];
+        let dict = logs_dict(&logs_vec(logs));
+        if self.list.reads_weights_per_batch() {
+            self.py_live("on_train_batch_end", pos, &dict, t)?;
+        } else {
+            self.py_saving("on_train_batch_end", pos, &dict, t)?;
+        }
         Ok(self.stop())
     }
     fn on_epoch_end(
@@ -221,6 +303,25 @@ impl Callback for Bridge<'_> {
         }
         self.sync_lr(t, true);
         Ok(self.stop())
+    }
+    fn on_test_begin(&mut self, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_saving("on_test_begin", vec![], &Value::dict_from(vec![]), t)
+    }
+    fn on_test_batch_begin(&mut self, batch: usize, t: &mut dyn Trainer) -> KResult<()> {
+        let pos = vec![Value::Int(batch as i64)];
+        self.py_saving("on_test_batch_begin", pos, &Value::dict_from(vec![]), t)
+    }
+    fn on_test_batch_end(&mut self, batch: usize, logs: &Logs, t: &mut dyn Trainer) -> KResult<()> {
+        let dict = logs_dict(&logs_vec(logs));
+        self.py_saving(
+            "on_test_batch_end",
+            vec![Value::Int(batch as i64)],
+            &dict,
+            t,
+        )
+    }
+    fn on_test_end(&mut self, logs: &Logs, t: &mut dyn Trainer) -> KResult<()> {
+        self.py_saving("on_test_end", vec![], &logs_dict(&logs_vec(logs)), t)
     }
     fn on_train_end(&mut self, t: &mut dyn Trainer) -> KResult<()> {
         self.py_live("on_train_end", vec![], &Value::dict_from(vec![]), t)

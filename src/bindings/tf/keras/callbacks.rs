@@ -1,9 +1,10 @@
 //! `tf.keras.callbacks`: the `Callback` base class users subclass (do-nothing hooks, with
 //! `self.model` set before training), the [`CallbackList`] that fit/evaluate/predict use to
-//! call every hook with a Keras-style `logs` dict, and `History` and `LambdaCallback`. The
-//! callbacks with rules of their own (EarlyStopping, LearningRateScheduler, ModelCheckpoint)
-//! are in `schedules.rs`. Everything reaches the model through Python attribute access, so a
-//! callback sees the same model object the cell holds.
+//! call every hook with a Keras-style `logs` dict, `History`, `LambdaCallback` (any hook),
+//! `ProgbarLogger` and `RemoteMonitor` (refused: no network). The callbacks with rules of
+//! their own are `Rule`s in their files (`schedules.rs`, `checkpoint.rs`, `plateau.rs`,
+//! `csv_logger.rs`, `tensorboard.rs`, `nan.rs`). Everything reaches the model through Python
+//! attribute access, so a callback sees the same model object the cell holds.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -97,6 +98,23 @@ impl CallbackList {
             ctx.call(&f, Args::new(vec![params.clone()]))?;
         }
         Ok(())
+    }
+
+    /// Whether some callback may read the model's weights in its batch hooks: a user's
+    /// callback or LambdaCallback with batch hooks, or a rule that says so (a checkpoint
+    /// every N batches). Fit keeps the layers' variables current at each batch only then,
+    /// as copying them costs a step's worth of memory traffic.
+    pub fn reads_weights_per_batch(&self) -> bool {
+        self.items
+            .iter()
+            .any(|cb| match cb.downcast::<CallbackObj>() {
+                None => true,
+                Some(c) => match &c.kind {
+                    Kind::Base | Kind::History { .. } => false,
+                    Kind::Lambda(hooks) => hooks.iter().any(|(h, _)| h.contains("batch")),
+                    Kind::Rule(r) => r.reads_weights_per_batch(),
+                },
+            })
     }
 
     /// Calls `hook(*pos, logs=logs)` on every callback in order; the first error ends it.
@@ -363,8 +381,12 @@ pub fn new_history() -> Value {
     })
 }
 
+/// `LambdaCallback(on_epoch_begin=None, on_epoch_end=None, on_train_begin=None,
+/// on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None, **kwargs)`: Keras
+/// 3.15 sets every keyword as an attribute, so any hook (`on_test_end=...`,
+/// `on_batch_end=...`) can be given; this accepts the hook names.
 fn lambda_callback(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let names = [
+    const NAMED: [&str; 6] = [
         "on_epoch_begin",
         "on_epoch_end",
         "on_train_begin",
@@ -372,15 +394,69 @@ fn lambda_callback(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         "on_train_batch_begin",
         "on_train_batch_end",
     ];
-    let s = args.bind("LambdaCallback", &names, 0)?;
-    let mut hooks = vec![];
-    for (n, slot) in names.iter().zip(&s) {
-        if let Some(f) = given(slot) {
-            let n = n.replace("train_batch", "batch");
-            hooks.push((n, f.clone()));
+    if args.pos.len() > NAMED.len() {
+        return Err(PyErr::type_error(format!(
+            "LambdaCallback.__init__() takes from 1 to 7 positional arguments but {} were given",
+            args.pos.len() + 1
+        )));
+    }
+    let given_pos = NAMED
+        .iter()
+        .map(|n| n.to_string())
+        .zip(args.pos.iter().cloned());
+    let mut hooks: Vec<(String, Value)> = vec![];
+    for (name, f) in given_pos.chain(args.kw.iter().cloned()) {
+        if !HOOKS.contains(&name.as_str()) {
+            return Err(PyErr::type_error(format!(
+                "LambdaCallback got an unexpected keyword argument '{name}': only hooks \
+                 (on_epoch_end, on_train_batch_begin, on_test_end, ...) are accepted here"
+            )));
+        }
+        let name = name.replace("train_batch", "batch");
+        if hooks.iter().any(|(h, _)| *h == name) {
+            return Err(PyErr::type_error(format!(
+                "LambdaCallback.__init__() got multiple values for argument '{name}'"
+            )));
+        }
+        if !matches!(f, Value::None) {
+            hooks.push((name, f));
         }
     }
     Ok(CallbackObj::value(Kind::Lambda(hooks)))
+}
+
+/// `ProgbarLogger()`: fit draws Keras's progress bar itself (one bar, at the `verbose` fit
+/// was given, as Keras draws one whether or not this callback is in the list), so the
+/// callback has nothing of its own to do.
+struct ProgbarLogger;
+
+impl super::schedules::Rule for ProgbarLogger {
+    fn class_name(&self) -> &'static str {
+        "ProgbarLogger"
+    }
+    fn module_path(&self) -> &'static str {
+        "keras.src.callbacks.progbar_logger"
+    }
+    fn hook(&self, _: &str, _: &Args, _: &Value, _: &mut dyn Ctx) -> PyResult<()> {
+        Ok(())
+    }
+    fn attr(&self, _name: &str) -> Option<Value> {
+        None
+    }
+}
+
+fn progbar_logger(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+    args.bind("ProgbarLogger", &[], 0)?;
+    Ok(CallbackObj::value(Kind::Rule(Box::new(ProgbarLogger))))
+}
+
+/// `RemoteMonitor` posts each epoch's logs to an HTTP server; the kernel has no network,
+/// so it is refused when made rather than failing quietly at every epoch.
+fn remote_monitor(_args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+    Err(PyErr::not_implemented(
+        "RemoteMonitor sends each epoch's logs to an HTTP server, and this kernel has no \
+         network access. Use CSVLogger or TensorBoard to keep the logs in files instead.",
+    ))
 }
 
 /// `tf.keras.callbacks`.
@@ -399,8 +475,23 @@ pub fn module() -> Value {
             "LambdaCallback",
             func(
                 "LambdaCallback",
-                "LambdaCallback(on_epoch_begin=None, on_epoch_end=None, ...)",
+                "LambdaCallback(on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, \
+                 on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None, \
+                 **kwargs)",
                 lambda_callback,
+            ),
+        )
+        .with(
+            "ProgbarLogger",
+            func("ProgbarLogger", "ProgbarLogger()", progbar_logger),
+        )
+        .with(
+            "RemoteMonitor",
+            func(
+                "RemoteMonitor",
+                "RemoteMonitor(root='http://localhost:9000', path='/publish/epoch/end/', \
+                 field='data', headers=None, send_as_json=False)",
+                remote_monitor,
             ),
         );
     super::schedules::register(&m);

@@ -1,16 +1,17 @@
 //! `LearningRateScheduler` (each epoch, ask the user's `schedule(epoch, lr)` for the rate and
 //! set `model.optimizer.learning_rate`; the rate joins the epoch's logs) and
-//! `ModelCheckpoint` (save the model or its weights each epoch, or only when the monitored
-//! value improves, to a path formatted like `str.format` from the epoch and the logs). Both
-//! follow Keras 3, including its messages and its file-extension checks.
+//! `ModelCheckpoint` (save the model or its weights each epoch or every `save_freq` batches,
+//! or only when the monitored value improves, to a path formatted like `str.format` from the
+//! epoch, the batch and the logs, making its folder as needed). Both follow Keras 3.15,
+//! including its messages and its file-extension checks.
 
 use std::cell::RefCell;
 
 use super::super::{func, given, print_line};
 use super::callbacks::{to_f64, CallbackObj, Kind};
-use super::schedules::{
-    check_mode, epoch_and_logs, higher_is_better, log_value, opt_bool, opt_i64, opt_str, warn, Rule,
-};
+use super::monitor::Monitor;
+use super::schedules::{epoch_and_logs, log_value, opt_bool, opt_i64, opt_str, warn, Rule};
+use crate::bindings::stdlib::io_err;
 use crate::lang::float_repr;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
@@ -173,75 +174,167 @@ fn format_one(v: &Value, spec: &str, ctx: &mut dyn Ctx) -> PyResult<String> {
     })
 }
 
+/// When ModelCheckpoint saves: after every epoch, or after every `n` training batches
+/// counted across epochs.
+#[derive(Clone, Copy)]
+enum SaveFreq {
+    Epoch,
+    Batches(i64),
+}
+
+struct CheckpointState {
+    best: Option<f64>,
+    epoch: i64,
+    batches_since_saving: i64,
+    last_batch_seen: Option<i64>,
+}
+
 struct Checkpoint {
     filepath: String,
-    monitor: String,
+    watch: Monitor,
     verbose: i64,
     save_best_only: bool,
     save_weights_only: bool,
-    higher: bool,
-    best: RefCell<f64>,
+    save_freq: SaveFreq,
+    st: RefCell<CheckpointState>,
 }
 
 impl Checkpoint {
+    /// Keras's `_should_save_on_batch`: counts the batches seen (a batch number that does
+    /// not grow means a new epoch began) and says when `save_freq` of them have passed.
+    fn due_on_batch(&self, batch: i64) -> bool {
+        let SaveFreq::Batches(every) = self.save_freq else {
+            return false;
+        };
+        let mut st = self.st.borrow_mut();
+        let add = match st.last_batch_seen {
+            Some(last) if batch > last => batch - last,
+            _ => batch + 1,
+        };
+        st.batches_since_saving += add;
+        st.last_batch_seen = Some(batch);
+        if st.batches_since_saving >= every {
+            st.batches_since_saving = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Keras's `_get_file_path`: `str.format` with the epoch (and batch) counted from 1
+    /// and every logged value.
+    fn file_path(
+        &self,
+        epoch: i64,
+        batch: Option<i64>,
+        logs: &Option<Value>,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<String> {
+        let mut fields = vec![("epoch".to_string(), Value::Int(epoch + 1))];
+        if let Some(b) = batch {
+            fields.push(("batch".to_string(), Value::Int(b + 1)));
+        }
+        if let Some(Value::Dict(d)) = logs {
+            for (k, v) in d.borrow().items() {
+                let k = k.as_str()?.to_string();
+                // A logged `batch` wins over the counted one, as in Keras.
+                fields.retain(|(n, _)| n != &k);
+                fields.push((k, v.clone()));
+            }
+        }
+        format_path(&self.filepath, &fields, ctx).map_err(|e| {
+            if e.type_name() != "KeyError" {
+                return e;
+            }
+            let text = format!(
+                "Failed to format this callback filepath: \"{}\". Reason: {}",
+                self.filepath,
+                e.message()
+            );
+            PyErr::key_error(text)
+        })
+    }
+
+    /// Keras's `_should_save_model`, with its messages.
+    fn should_save(
+        &self,
+        epoch: i64,
+        logs: &Option<Value>,
+        path: &str,
+        model: &Value,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<bool> {
+        if !self.save_best_only {
+            if self.verbose > 0 {
+                print_line(
+                    ctx,
+                    &format!("\nEpoch {}: saving model to {path}", epoch + 1),
+                );
+            }
+            return Ok(true);
+        }
+        let monitor = &self.watch.monitor;
+        let Some(current) = log_value(logs, monitor)? else {
+            warn(
+                ctx,
+                &format!("Can save best model only with {monitor} available."),
+            );
+            return Ok(true);
+        };
+        let current = to_f64(ctx, &current)?;
+        self.watch.resolve("ModelCheckpoint", model, ctx)?;
+        let best = self.st.borrow().best;
+        let best_str = best.map_or("None".to_string(), |b| format!("{b:.5}"));
+        if self.watch.is_improvement(current, best) {
+            if self.verbose > 0 {
+                print_line(
+                    ctx,
+                    &format!(
+                        "\nEpoch {}: {monitor} improved from {best_str} to {current:.5}, \
+                         saving model to {path}",
+                        epoch + 1
+                    ),
+                );
+            }
+            self.st.borrow_mut().best = Some(current);
+            return Ok(true);
+        }
+        if self.verbose > 0 {
+            print_line(
+                ctx,
+                &format!(
+                    "\nEpoch {}: {monitor} did not improve from {best_str}",
+                    epoch + 1
+                ),
+            );
+        }
+        Ok(false)
+    }
+
+    /// Keras's `_save_model`: decides, makes the folder, saves, says so.
     fn save(
         &self,
         epoch: i64,
+        batch: Option<i64>,
         logs: &Option<Value>,
         model: &Value,
         ctx: &mut dyn Ctx,
     ) -> PyResult<()> {
-        let mut fields = vec![("epoch".to_string(), Value::Int(epoch + 1))];
-        if let Some(Value::Dict(d)) = logs {
-            for (k, v) in d.borrow().items() {
-                fields.push((k.as_str()?.to_string(), v.clone()));
-            }
+        let path = self.file_path(epoch, batch, logs, ctx)?;
+        if !self.should_save(epoch, logs, &path, model, ctx)? {
+            return Ok(());
         }
-        let path = format_path(&self.filepath, &fields, ctx)?;
-        if self.save_best_only {
-            let Some(current) = log_value(logs, &self.monitor)? else {
-                warn(
-                    ctx,
-                    &format!(
-                        "Can save best model only with {} available, skipping.",
-                        self.monitor
-                    ),
-                );
-                return Ok(());
-            };
-            let current = to_f64(ctx, &current)?;
-            let best = *self.best.borrow();
-            let better = if self.higher {
-                current > best
-            } else {
-                current < best
-            };
-            if !better {
-                if self.verbose > 0 {
-                    print_line(
-                        ctx,
-                        &format!(
-                            "\nEpoch {}: {} did not improve from {best:.5}",
-                            epoch + 1,
-                            self.monitor
-                        ),
-                    );
-                }
-                return Ok(());
-            }
-            if self.verbose > 0 {
-                print_line(ctx, &format!(
-                    "\nEpoch {}: {} improved from {best:.5} to {current:.5}, saving model to {path}",
-                    epoch + 1,
-                    self.monitor
-                ));
-            }
-            *self.best.borrow_mut() = current;
-        } else if self.verbose > 0 {
-            print_line(
-                ctx,
-                &format!("\nEpoch {}: saving model to {path}", epoch + 1),
-            );
+        let target = std::path::Path::new(&path);
+        if target.is_dir() {
+            return Err(PyErr::new(
+                "OSError",
+                format!(
+                    "Please specify a non-directory filepath for ModelCheckpoint. Filepath \
+                     used is an existing directory: {path}"
+                ),
+            ));
+        }
+        if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io_err(e, &dir.display().to_string()))?;
         }
         let method = if self.save_weights_only {
             "save_weights"
@@ -249,7 +342,16 @@ impl Checkpoint {
             "save"
         };
         let f = ctx.getattr(model, method)?;
-        ctx.call(&f, Args::new(vec![Value::from(path)]))?;
+        ctx.call(
+            &f,
+            Args::new(vec![Value::from(path.clone())]).with_kw("overwrite", Value::Bool(true)),
+        )?;
+        if self.verbose > 0 {
+            print_line(
+                ctx,
+                &format!("\nEpoch {}: finished saving model to {path}", epoch + 1),
+            );
+        }
         Ok(())
     }
 }
@@ -262,24 +364,54 @@ impl Rule for Checkpoint {
         "keras.src.callbacks.model_checkpoint"
     }
     fn hook(&self, name: &str, args: &Args, model: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
-        if name != "on_epoch_end" {
-            return Ok(());
+        match name {
+            "on_epoch_begin" => {
+                let (epoch, _) = epoch_and_logs(args, name)?;
+                self.st.borrow_mut().epoch = epoch;
+                Ok(())
+            }
+            "on_train_batch_end" => {
+                let s = args.bind(name, &["batch", "logs"], 1)?;
+                let batch = s[0].as_ref().map_or(Ok(0), |v| v.as_int())?;
+                if !self.due_on_batch(batch) {
+                    return Ok(());
+                }
+                let epoch = self.st.borrow().epoch;
+                self.save(epoch, Some(batch), &given(&s[1]).cloned(), model, ctx)
+            }
+            "on_epoch_end" => {
+                let (epoch, logs) = epoch_and_logs(args, name)?;
+                self.watch.resolve("ModelCheckpoint", model, ctx)?;
+                match self.save_freq {
+                    SaveFreq::Epoch => self.save(epoch, None, &logs, model, ctx),
+                    SaveFreq::Batches(_) => Ok(()),
+                }
+            }
+            _ => Ok(()),
         }
-        let (epoch, logs) = epoch_and_logs(args, name)?;
-        self.save(epoch, &logs, model, ctx)
+    }
+    fn reads_weights_per_batch(&self) -> bool {
+        matches!(self.save_freq, SaveFreq::Batches(_))
     }
     fn attr(&self, name: &str) -> Option<Value> {
         Some(match name {
             "filepath" => Value::str(&self.filepath),
-            "monitor" => Value::str(&self.monitor),
-            "best" => Value::Float(*self.best.borrow()),
+            "monitor" => Value::str(&self.watch.monitor),
+            "mode" => Value::str(&self.watch.mode),
+            "verbose" => Value::Int(self.verbose),
+            "best" => self.st.borrow().best.map_or(Value::None, Value::Float),
             "save_best_only" => Value::Bool(self.save_best_only),
+            "save_weights_only" => Value::Bool(self.save_weights_only),
+            "save_freq" => match self.save_freq {
+                SaveFreq::Epoch => Value::str("epoch"),
+                SaveFreq::Batches(n) => Value::Int(n),
+            },
             _ => return None,
         })
     }
 }
 
-fn model_checkpoint(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+fn model_checkpoint(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind(
         "ModelCheckpoint",
         &[
@@ -294,7 +426,25 @@ fn model_checkpoint(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         ],
         1,
     )?;
-    let filepath = opt_str(&s[0], "")?;
+    let filepath = match given(&s[0]) {
+        Some(v) => ctx.str(v)?,
+        None => String::new(),
+    };
+    let monitor = opt_str(&s[1], "val_loss")?;
+    let mode = opt_str(&s[5], "auto")?;
+    let watch = Monitor::new("ModelCheckpoint", &monitor, &mode, 0.0, ctx);
+    let save_freq = match given(&s[6]) {
+        None => SaveFreq::Epoch,
+        Some(Value::Str(t)) if &**t == "epoch" => SaveFreq::Epoch,
+        Some(Value::Int(n)) => SaveFreq::Batches(*n),
+        Some(other) => {
+            let shown = ctx.str(other)?;
+            return Err(PyErr::value_error(format!(
+                "Unrecognized save_freq: {shown}. Expected save_freq are 'epoch' or integer \
+                 values"
+            )));
+        }
+    };
     let save_weights_only = opt_bool(&s[4])?;
     if save_weights_only && !filepath.ends_with(".weights.h5") {
         return Err(PyErr::value_error(format!(
@@ -302,37 +452,26 @@ fn model_checkpoint(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
              must end in `.weights.h5` (Keras weights format). Received: filepath={filepath}"
         )));
     }
-    if !save_weights_only && !filepath.ends_with(".keras") {
+    if !save_weights_only && !filepath.ends_with(".keras") && !filepath.ends_with(".h5") {
         return Err(PyErr::value_error(format!(
             "The filepath provided must end in `.keras` (Keras model format). Received: \
              filepath={filepath}"
         )));
     }
-    if let Some(v) = given(&s[6]) {
-        if v.as_str().ok() != Some("epoch") {
-            return Err(PyErr::not_implemented(
-                "ModelCheckpoint saves once per epoch here (save_freq='epoch').",
-            ));
-        }
-    }
-    let monitor = opt_str(&s[1], "val_loss")?;
-    let mode = opt_str(&s[5], "auto")?;
-    check_mode(&mode, "ModelCheckpoint")?;
-    let higher = higher_is_better(&mode, &monitor);
-    let initial = given(&s[7]).map(|v| v.as_float()).transpose()?;
-    let start = initial.unwrap_or(if higher {
-        f64::NEG_INFINITY
-    } else {
-        f64::INFINITY
-    });
+    let initial = given(&s[7]).map(|v| to_f64(ctx, v)).transpose()?;
     Ok(CallbackObj::value(Kind::Rule(Box::new(Checkpoint {
         filepath,
-        monitor,
+        watch,
         verbose: opt_i64(&s[2], 0)?,
         save_best_only: opt_bool(&s[3])?,
         save_weights_only,
-        higher,
-        best: RefCell::new(start),
+        save_freq,
+        st: RefCell::new(CheckpointState {
+            best: initial,
+            epoch: 0,
+            batches_since_saving: 0,
+            last_batch_seen: None,
+        }),
     }))))
 }
 

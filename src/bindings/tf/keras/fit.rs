@@ -30,7 +30,7 @@ use super::model::{Engine, ModelObj};
 use super::subclass::{OpModel, OpTrainer, SharedCtx};
 use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
-use crate::keras::{Callback, Trainer};
+use crate::keras::{Callback, KResult, Trainer};
 use crate::lang::{Args, Ctx, NativeFn, PyErr, PyResult, Value};
 use crate::tensor::{DType, NdArray};
 
@@ -600,21 +600,24 @@ fn save(m: &ModelObj, args: &Args, weights_only: bool) -> PyResult<Value> {
     if !m.has_engine() {
         return Err(not_savable(m));
     }
-    m.with_engine(|e| {
-        let t = e.trainer_ref();
-        if weights_only {
-            crate::keras::save_weights(
-                Path::new(&path),
-                t.config(),
-                &t.get_weights().map_err(kerr)?,
-            )
-            .map_err(kerr)
-        } else {
-            let saved = crate::keras::SavedModel::from_trainer(t).map_err(kerr)?;
-            crate::keras::save_model(Path::new(&path), &saved).map_err(kerr)
-        }
-    })?;
+    if m.engine.try_borrow_mut().is_err() {
+        // `fit` holds the engine (a callback saves): its bridge saves the running trainer
+        // as soon as the callback's hook returns.
+        super::bridge::defer_save(m, path, weights_only);
+        return Ok(Value::None);
+    }
+    m.with_engine(|e| save_trainer(e.trainer_ref(), &path, weights_only).map_err(kerr))?;
     Ok(Value::None)
+}
+
+/// Saves a trainer's model (`.keras`) or its weights (`.weights.h5`).
+pub fn save_trainer(t: &dyn Trainer, path: &str, weights_only: bool) -> KResult<()> {
+    if weights_only {
+        crate::keras::save_weights(Path::new(path), t.config(), &t.get_weights()?)
+    } else {
+        let saved = crate::keras::SavedModel::from_trainer(t)?;
+        crate::keras::save_model(Path::new(path), &saved)
+    }
 }
 
 fn load_weights(m: &ModelObj, args: &Args) -> PyResult<Value> {

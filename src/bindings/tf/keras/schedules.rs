@@ -1,15 +1,17 @@
-//! The callbacks that follow a rule across epochs: `EarlyStopping` (watch a metric, stop
-//! when it stops improving, optionally restore the best weights) here, and in
-//! `checkpoint.rs` `LearningRateScheduler` and `ModelCheckpoint`. Their state machines follow
-//! Keras 3's, including the messages printed with `verbose=1`; they act on the model only
-//! through Python attribute calls (`get_weights`, `optimizer.learning_rate`, `save`).
+//! The [`Rule`] every built-in callback with state implements (its hooks and readable
+//! attributes), the small readers of hook arguments they share, and `EarlyStopping` (watch
+//! a metric, stop when it stops improving, restore the best weights when training ends),
+//! step for step as Keras 3.15's, including its messages with `verbose=1`. It registers the
+//! rule-driven callbacks of the other files. They act on the model only through Python
+//! attribute calls (`get_weights`, `optimizer.learning_rate`, `save`).
 
 use std::cell::RefCell;
 
 use super::super::{func, given, print_line};
 use super::callbacks::{set_attr, to_f64, CallbackObj, Kind};
+use super::monitor::Monitor;
 use crate::cell::{Output, StreamName};
-use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
+use crate::lang::{Args, Ctx, NativeModule, PyResult, Value};
 
 /// A built-in callback's rule: its hooks and its readable attributes.
 pub trait Rule {
@@ -17,6 +19,11 @@ pub trait Rule {
     fn module_path(&self) -> &'static str;
     fn hook(&self, name: &str, args: &Args, model: &Value, ctx: &mut dyn Ctx) -> PyResult<()>;
     fn attr(&self, name: &str) -> Option<Value>;
+    /// Whether its batch hooks read the model's weights (a checkpoint every N batches), so
+    /// the weights must be current in the layers' variables at each batch.
+    fn reads_weights_per_batch(&self) -> bool {
+        false
+    }
 }
 
 pub(crate) fn warn(ctx: &mut dyn Ctx, text: &str) {
@@ -51,25 +58,6 @@ pub(crate) fn log_keys(logs: &Option<Value>, ctx: &mut dyn Ctx) -> PyResult<Vec<
     Ok(out)
 }
 
-/// `mode='auto'` as Keras decides it: accuracy-like and AUC metrics improve upwards.
-pub(crate) fn higher_is_better(mode: &str, monitor: &str) -> bool {
-    match mode {
-        "max" => true,
-        "min" => false,
-        _ => monitor.contains("acc") || monitor.contains("auc"),
-    }
-}
-
-pub(crate) fn check_mode(mode: &str, class: &str) -> PyResult<()> {
-    if matches!(mode, "auto" | "min" | "max") {
-        Ok(())
-    } else {
-        Err(PyErr::value_error(format!(
-            "{class} mode {mode} is unknown, expected one of ('auto', 'min', 'max')"
-        )))
-    }
-}
-
 struct EarlyState {
     wait: i64,
     stopped_epoch: i64,
@@ -78,12 +66,23 @@ struct EarlyState {
     best_epoch: i64,
 }
 
+impl EarlyState {
+    fn fresh() -> EarlyState {
+        EarlyState {
+            wait: 0,
+            stopped_epoch: 0,
+            best: None,
+            best_weights: None,
+            best_epoch: 0,
+        }
+    }
+}
+
+/// `keras.callbacks.EarlyStopping`, step for step as Keras 3.15's.
 struct EarlyStopping {
-    monitor: String,
-    min_delta: f64,
+    watch: Monitor,
     patience: i64,
     verbose: i64,
-    higher: bool,
     baseline: Option<f64>,
     restore_best_weights: bool,
     start_from_epoch: i64,
@@ -91,14 +90,6 @@ struct EarlyStopping {
 }
 
 impl EarlyStopping {
-    fn improved(&self, current: f64, reference: Option<f64>) -> bool {
-        match reference {
-            None => true,
-            Some(r) if self.higher => current - self.min_delta > r,
-            Some(r) => current + self.min_delta < r,
-        }
-    }
-
     fn epoch_end(
         &self,
         epoch: i64,
@@ -106,13 +97,14 @@ impl EarlyStopping {
         model: &Value,
         ctx: &mut dyn Ctx,
     ) -> PyResult<()> {
-        let current = match log_value(logs, &self.monitor)? {
+        self.watch.resolve("EarlyStopping", model, ctx)?;
+        let current = match log_value(logs, &self.watch.monitor)? {
             Some(v) => to_f64(ctx, &v)?,
             None => {
                 let keys = log_keys(logs, ctx)?.join(",");
                 warn(ctx, &format!(
                     "Early stopping conditioned on metric `{}` which is not available. Available metrics are: {keys}",
-                    self.monitor
+                    self.watch.monitor
                 ));
                 return Ok(());
             }
@@ -132,7 +124,7 @@ impl EarlyStopping {
         }
         self.st.borrow_mut().wait += 1;
         let best = self.st.borrow().best;
-        if self.improved(current, best) {
+        if self.watch.is_improvement(current, best) {
             let w = if self.restore_best_weights {
                 Some(get_weights(ctx)?)
             } else {
@@ -144,31 +136,40 @@ impl EarlyStopping {
             if w.is_some() {
                 st.best_weights = w;
             }
-            if self.baseline.is_none() || self.improved(current, self.baseline) {
+            if self.baseline.is_none() || self.watch.is_improvement(current, self.baseline) {
                 st.wait = 0;
             }
             return Ok(());
         }
-        let (wait, best_epoch, weights) = {
-            let st = self.st.borrow();
-            (st.wait, st.best_epoch, st.best_weights.clone())
-        };
+        let wait = self.st.borrow().wait;
         if wait >= self.patience && epoch > 0 {
             self.st.borrow_mut().stopped_epoch = epoch;
             set_attr(ctx, model, "stop_training", Value::Bool(true))?;
-            if let (true, Some(w)) = (self.restore_best_weights, weights) {
-                if self.verbose > 0 {
-                    print_line(
-                        ctx,
-                        &format!(
-                            "Restoring model weights from the end of the best epoch: {}.",
-                            best_epoch + 1
-                        ),
-                    );
-                }
-                let f = ctx.getattr(model, "set_weights")?;
-                ctx.call(&f, Args::new(vec![w]))?;
+        }
+        Ok(())
+    }
+
+    /// Keras restores the best weights when training ends, stopped early or not.
+    fn train_end(&self, model: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
+        let (stopped, best_epoch, weights) = {
+            let st = self.st.borrow();
+            (st.stopped_epoch, st.best_epoch, st.best_weights.clone())
+        };
+        if stopped > 0 && self.verbose > 0 {
+            print_line(ctx, &format!("Epoch {}: early stopping", stopped + 1));
+        }
+        if let (true, Some(w)) = (self.restore_best_weights, weights) {
+            if self.verbose > 0 {
+                print_line(
+                    ctx,
+                    &format!(
+                        "Restoring model weights from the end of the best epoch: {}.",
+                        best_epoch + 1
+                    ),
+                );
             }
+            let f = ctx.getattr(model, "set_weights")?;
+            ctx.call(&f, Args::new(vec![w]))?;
         }
         Ok(())
     }
@@ -184,34 +185,27 @@ impl Rule for EarlyStopping {
     fn hook(&self, name: &str, args: &Args, model: &Value, ctx: &mut dyn Ctx) -> PyResult<()> {
         match name {
             "on_train_begin" => {
-                *self.st.borrow_mut() = EarlyState {
-                    wait: 0,
-                    stopped_epoch: 0,
-                    best: None,
-                    best_weights: None,
-                    best_epoch: 0,
-                };
+                *self.st.borrow_mut() = EarlyState::fresh();
                 Ok(())
             }
             "on_epoch_end" => {
                 let (epoch, logs) = epoch_and_logs(args, name)?;
                 self.epoch_end(epoch, &logs, model, ctx)
             }
-            "on_train_end" => {
-                let stopped = self.st.borrow().stopped_epoch;
-                if stopped > 0 && self.verbose > 0 {
-                    print_line(ctx, &format!("Epoch {}: early stopping", stopped + 1));
-                }
-                Ok(())
-            }
+            "on_train_end" => self.train_end(model, ctx),
             _ => Ok(()),
         }
     }
     fn attr(&self, name: &str) -> Option<Value> {
         let st = self.st.borrow();
         Some(match name {
-            "monitor" => Value::str(&self.monitor),
+            "monitor" => Value::str(&self.watch.monitor),
+            "mode" => Value::str(&self.watch.mode),
+            "min_delta" => Value::Float(self.watch.min_delta),
             "patience" => Value::Int(self.patience),
+            "verbose" => Value::Int(self.verbose),
+            "baseline" => self.baseline.map_or(Value::None, Value::Float),
+            "start_from_epoch" => Value::Int(self.start_from_epoch),
             "wait" => Value::Int(st.wait),
             "stopped_epoch" => Value::Int(st.stopped_epoch),
             "best_epoch" => Value::Int(st.best_epoch),
@@ -220,10 +214,6 @@ impl Rule for EarlyStopping {
             _ => return None,
         })
     }
-}
-
-pub(crate) fn opt_f64(slot: &Option<Value>, default: f64) -> PyResult<f64> {
-    given(slot).map_or(Ok(default), |v| v.as_float())
 }
 
 pub(crate) fn opt_i64(slot: &Option<Value>, default: i64) -> PyResult<i64> {
@@ -238,7 +228,7 @@ pub(crate) fn opt_bool(slot: &Option<Value>) -> PyResult<bool> {
     given(slot).map_or(Ok(false), |v| v.as_bool_strict())
 }
 
-fn early_stopping(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+fn early_stopping(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind(
         "EarlyStopping",
         &[
@@ -255,23 +245,16 @@ fn early_stopping(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
     )?;
     let monitor = opt_str(&s[0], "val_loss")?;
     let mode = opt_str(&s[4], "auto")?;
-    check_mode(&mode, "EarlyStopping")?;
+    let min_delta = given(&s[1]).map_or(Ok(0.0), |v| to_f64(ctx, v))?;
+    let watch = Monitor::new("EarlyStopping", &monitor, &mode, min_delta, ctx);
     Ok(CallbackObj::value(Kind::Rule(Box::new(EarlyStopping {
-        higher: higher_is_better(&mode, &monitor),
-        monitor,
-        min_delta: opt_f64(&s[1], 0.0)?.abs(),
+        watch,
         patience: opt_i64(&s[2], 0)?,
         verbose: opt_i64(&s[3], 0)?,
-        baseline: given(&s[5]).map(|v| v.as_float()).transpose()?,
+        baseline: given(&s[5]).map(|v| to_f64(ctx, v)).transpose()?,
         restore_best_weights: opt_bool(&s[6])?,
         start_from_epoch: opt_i64(&s[7], 0)?,
-        st: RefCell::new(EarlyState {
-            wait: 0,
-            stopped_epoch: 0,
-            best: None,
-            best_weights: None,
-            best_epoch: 0,
-        }),
+        st: RefCell::new(EarlyState::fresh()),
     }))))
 }
 
@@ -279,4 +262,7 @@ fn early_stopping(args: &Args, _ctx: &mut dyn Ctx) -> PyResult<Value> {
 pub fn register(m: &NativeModule) {
     m.set("EarlyStopping", func("EarlyStopping", "EarlyStopping(monitor='val_loss', min_delta=0, patience=0, verbose=0, mode='auto', baseline=None, restore_best_weights=False, start_from_epoch=0)", early_stopping));
     super::checkpoint::register(m);
+    super::plateau::register(m);
+    super::csv_logger::register(m);
+    super::tensorboard::register(m);
 }

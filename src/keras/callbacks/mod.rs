@@ -3,6 +3,9 @@
 //! (History is what `fit` returns.) A callback may stop training by returning `true`, and
 //! may read or change the model through the [`Trainer`] it is handed. Bindings wrap Python
 //! callbacks in this same trait; progress bars (display part) are callbacks too.
+//! [`event_file`] holds TensorBoard's file format, which the TensorBoard callback writes.
+
+pub mod event_file;
 
 use super::error::{KResult, KerasError};
 use super::fit::Logs;
@@ -38,6 +41,10 @@ pub trait Callback {
     ) -> KResult<bool> {
         Ok(false)
     }
+    /// Before each training step (Keras's `on_train_batch_begin`).
+    fn on_batch_begin(&mut self, _batch: usize, _model: &mut dyn Trainer) -> KResult<()> {
+        Ok(())
+    }
     /// `logs` holds the running means of the epoch so far; returns whether to stop.
     fn on_batch_end(
         &mut self,
@@ -46,6 +53,26 @@ pub trait Callback {
         _model: &mut dyn Trainer,
     ) -> KResult<bool> {
         Ok(false)
+    }
+    /// Validation inside `fit` starts (Keras's `on_test_begin`).
+    fn on_test_begin(&mut self, _model: &mut dyn Trainer) -> KResult<()> {
+        Ok(())
+    }
+    fn on_test_batch_begin(&mut self, _batch: usize, _model: &mut dyn Trainer) -> KResult<()> {
+        Ok(())
+    }
+    /// `logs` holds the running means of the validation so far, without the `val_` prefix.
+    fn on_test_batch_end(
+        &mut self,
+        _batch: usize,
+        _logs: &Logs,
+        _model: &mut dyn Trainer,
+    ) -> KResult<()> {
+        Ok(())
+    }
+    /// Validation ends with these results (no `val_` prefix).
+    fn on_test_end(&mut self, _logs: &Logs, _model: &mut dyn Trainer) -> KResult<()> {
+        Ok(())
     }
 }
 
