@@ -5,7 +5,8 @@
 //! `trainable = False`, another feature axis, `center`/`scale` off, gradients under
 //! `tf.GradientTape`, `summary()` rows, one `fit` step with SGD and with Adam, and a `fit`
 //! under a two-replica MirroredStrategy, where each replica normalizes its own half of the
-//! batch and keeps its own copy of the moving statistics, as TensorFlow does) runs through a
+//! batch and keeps its own copy of the moving statistics, as TensorFlow does; Keras's
+//! `ValueError` for keyword arguments a layer does not know) runs through a
 //! real session, each in a fresh one, and must print what Keras printed: numbers within
 //! 1e-5 (relative for large ones), everything else exactly. The fixture is written by
 //! tests/fixtures/keras/make_layers_more_reference.py.

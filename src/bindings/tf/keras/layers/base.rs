@@ -56,7 +56,7 @@ pub fn check_kwargs(cls: &str, kw: &[(String, Value)], also: &[&str]) -> PyResul
         .iter()
         .map(|(k, v)| format!("'{k}': {}", short_repr(v)))
         .collect();
-    Err(PyErr::type_error(format!(
+    Err(PyErr::value_error(format!(
         "Unrecognized keyword arguments passed to {cls}: {{{}}}",
         items.join(", ")
     )))
