@@ -2,6 +2,7 @@
 //! `install`/`uninstall` manage the kernelspec, `run` and `exec` execute notebooks and
 //! scripts without Jupyter, and `bench` prints the benchmarks' measured ratios.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -179,14 +180,36 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             allow_errors,
         } => {
             let timeout = timeout.map(std::time::Duration::from_secs);
-            match runner::run_notebook(&notebook, output.as_deref(), inplace, timeout, allow_errors)
-            {
+            // Cells run in the notebook's own folder, as under Jupyter and nbconvert, so
+            // files next to it open by their relative names; the paths given on the command
+            // line are taken from where the command was typed.
+            let here = std::env::current_dir().context("reading the current folder")?;
+            let input = here.join(&notebook);
+            let output = output.map(|o| here.join(o));
+            if let Some(folder) = input.parent().filter(|f| f.is_dir()) {
+                std::env::set_current_dir(folder)
+                    .with_context(|| format!("entering {}", folder.display()))?;
+            }
+            let colour = runner::colour_wanted(std::io::stdout().is_terminal());
+            let mut progress = runner::RunProgress::new(std::io::stdout(), colour);
+            match runner::run_notebook_watched(
+                &input,
+                output.as_deref(),
+                inplace,
+                timeout,
+                allow_errors,
+                &mut |event| progress.show(event),
+            ) {
                 Ok(summary) => {
                     eprintln!(
                         "ran {} code cells of {} into {}{}",
                         summary.cells_run,
                         notebook.display(),
-                        summary.output.display(),
+                        summary
+                            .output
+                            .strip_prefix(&here)
+                            .unwrap_or(&summary.output)
+                            .display(),
                         match summary.errors.len() {
                             0 => String::new(),
                             n => format!(" ({n} raised)"),

@@ -5,17 +5,19 @@
 //! [`Session`]: crate::session::Session
 
 mod outputs;
+mod progress;
 mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 pub use outputs::{source_text, valid_cell_id, CellOutputs, Displays};
-pub use terminal::TerminalSink;
+pub use progress::{CellEvent, RunProgress};
+pub use terminal::{colour_wanted, strip_ansi, TerminalSink};
 
 use crate::cell::{CollectSink, ExecuteReply, ExecuteRequest};
 use crate::session::Session;
@@ -141,6 +143,19 @@ pub fn run_notebook(
     timeout: Option<Duration>,
     allow_errors: bool,
 ) -> Result<RunSummary, RunnerError> {
+    run_notebook_watched(input, output, inplace, timeout, allow_errors, &mut |_| {})
+}
+
+/// [`run_notebook`], telling `watch` as each code cell starts and ends (the CLI shows it
+/// with [`RunProgress`]).
+pub fn run_notebook_watched(
+    input: &Path,
+    output: Option<&Path>,
+    inplace: bool,
+    timeout: Option<Duration>,
+    allow_errors: bool,
+    watch: &mut dyn FnMut(CellEvent<'_>),
+) -> Result<RunSummary, RunnerError> {
     let text = std::fs::read_to_string(input).map_err(|source| RunnerError::Read {
         path: input.to_path_buf(),
         source,
@@ -169,16 +184,26 @@ pub fn run_notebook(
         errors: vec![],
     };
     let mut first_failure = None;
+    let is_code = |cell: &Value| cell.get("cell_type").and_then(Value::as_str) == Some("code");
+    let total = cells.iter().filter(|c| is_code(c)).count();
     for (i, cell) in cells.iter_mut().enumerate() {
-        if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
+        if !is_code(cell) {
             continue;
         }
         let code = source_text(cell.get("source").unwrap_or(&Value::Null));
+        watch(CellEvent::Started {
+            number: summary.cells_run + 1,
+            total,
+            source: &code,
+        });
         let sink = Arc::new(CollectSink::default());
+        let started = Instant::now();
         let reply = run_cell(&session, code, sink.clone(), timeout);
+        let elapsed = started.elapsed();
+        let outputs = sink.take();
         let mut rec = CellOutputs::new(i, &mut recorded, &mut displays);
-        for out in sink.take() {
-            rec.apply(&out);
+        for out in &outputs {
+            rec.apply(out);
         }
         summary.cells_run += 1;
         let (count, failure) = match reply {
@@ -196,6 +221,11 @@ pub fn run_notebook(
             }
         };
         cell["execution_count"] = count;
+        watch(CellEvent::Finished {
+            elapsed,
+            outputs: &outputs,
+            error: failure.as_ref(),
+        });
         if let Some(e) = failure {
             summary.errors.push((i, e.ename.clone()));
             if first_failure.is_none() {

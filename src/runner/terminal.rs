@@ -1,9 +1,11 @@
 //! The sink for `mirror-kernel exec`: stream text goes straight to stdout and stderr, a
 //! display that is later updated in place (a training progress bar) is redrawn on one line
 //! with `\r`, rich values print their `text/plain`, and images, which a terminal cannot
-//! show, are replaced by a one-line note.
+//! show, are replaced by a one-line note. Colour (the ANSI codes IPython puts in
+//! tracebacks) reaches a stream only when it is a terminal and `NO_COLOR` is unset, so a
+//! script's output redirected to a file or a pipe is plain text.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use crate::cell::{Output, Sink, StreamName};
@@ -22,12 +24,50 @@ pub struct TerminalSink {
     live: Mutex<Live>,
     stdout: Mutex<Writer>,
     stderr: Mutex<Writer>,
+    /// Whether ANSI colour codes are kept on stdout and on stderr.
+    colour: (bool, bool),
 }
 
 impl Default for TerminalSink {
     fn default() -> TerminalSink {
+        let colour = (
+            colour_wanted(std::io::stdout().is_terminal()),
+            colour_wanted(std::io::stderr().is_terminal()),
+        );
         TerminalSink::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+            .with_colour(colour.0, colour.1)
     }
+}
+
+/// Colour for a stream: only on a terminal, and never when `NO_COLOR` is set to anything
+/// but the empty string (the convention of no-color.org).
+pub fn colour_wanted(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// `text` without its ANSI escape sequences (CSI `ESC [ … final`, and two-byte `ESC x`).
+pub fn strip_ansi(text: &str) -> String {
+    if !text.contains('\x1b') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        // A control sequence runs to its final byte, in '@'..='~'; any other escape is
+        // two characters.
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn plain_text(data: &MimeBundle) -> Option<String> {
@@ -47,10 +87,24 @@ impl TerminalSink {
             live: Mutex::new(Live::default()),
             stdout: Mutex::new(stdout),
             stderr: Mutex::new(stderr),
+            colour: (false, false),
         }
     }
 
-    fn write(w: &Mutex<Writer>, s: &str) {
+    /// Keeps (or drops) colour codes on stdout and stderr; a new sink drops them.
+    pub fn with_colour(mut self, stdout: bool, stderr: bool) -> TerminalSink {
+        self.colour = (stdout, stderr);
+        self
+    }
+
+    fn write(w: &Mutex<Writer>, colour: bool, s: &str) {
+        let plain;
+        let s = if colour {
+            s
+        } else {
+            plain = strip_ansi(s);
+            &plain
+        };
         if let Ok(mut w) = w.lock() {
             // A closed stdout (a pipe to `head`) must not kill the script.
             let _ = w.write_all(s.as_bytes());
@@ -59,11 +113,11 @@ impl TerminalSink {
     }
 
     fn out(&self, s: &str) {
-        Self::write(&self.stdout, s);
+        Self::write(&self.stdout, self.colour.0, s);
     }
 
     fn err(&self, s: &str) {
-        Self::write(&self.stderr, s);
+        Self::write(&self.stderr, self.colour.1, s);
     }
 
     /// Ends a line left open by an in-place display before anything else prints.
@@ -235,5 +289,27 @@ mod tests {
         assert!(err
             .text()
             .contains("<Figure size 640x480 with 1 Axes> is not shown in a terminal"));
+    }
+
+    #[test]
+    fn colour_codes_reach_a_stream_only_when_asked() {
+        let error = || {
+            Output::Error(crate::cell::ErrorInfo {
+                ename: "ValueError".into(),
+                evalue: "bad".into(),
+                traceback: vec!["\x1b[0;31mValueError\x1b[0m: bad".into()],
+            })
+        };
+        let err = Shared::default();
+        let sink = TerminalSink::new(Box::new(Shared::default()), Box::new(err.clone()));
+        sink.emit(error());
+        assert_eq!(err.text(), "ValueError: bad\n");
+        let err = Shared::default();
+        let sink = TerminalSink::new(Box::new(Shared::default()), Box::new(err.clone()))
+            .with_colour(false, true);
+        sink.emit(error());
+        assert_eq!(err.text(), "\x1b[0;31mValueError\x1b[0m: bad\n");
+        assert_eq!(strip_ansi("a\x1b[1;32mb\x1b[0mc\x1b7d"), "abcd");
+        assert!(!colour_wanted(false));
     }
 }

@@ -192,3 +192,76 @@ fn numpy_arrays_plot_like_lists() {
     assert_eq!((info.info().width, info.info().height), (300, 150));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The CLI as a shell user runs it, output piped: `run` works in the notebook's folder and
+/// shows each cell as it runs; neither command writes colour codes into a pipe.
+#[test]
+fn the_cli_runs_in_the_notebooks_folder_and_writes_plain_text_to_pipes() {
+    let dir = temp_dir("cli");
+    std::fs::write(dir.join("numbers.txt"), "1 2 3\n").unwrap();
+    let input = dir.join("lesson.ipynb");
+    write_notebook(
+        &input,
+        &[
+            "# read the data beside the notebook\nvals = open('numbers.txt').read().split()\nprint(len(vals))",
+            "import tensorflow as tf, numpy as np\n\
+             m = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])\n\
+             m.compile(optimizer='sgd', loss='mse')\n\
+             h = m.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=2, batch_size=4)",
+            "1 / 0",
+        ],
+    );
+    // Started from elsewhere, with a path relative to that place.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirror-kernel"))
+        .current_dir(dir.parent().unwrap())
+        .args(["run", "--allow-errors"])
+        .arg(Path::new(dir.file_name().unwrap()).join("lesson.ipynb"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("[1/3] vals = open('numbers.txt').read().split()  ("),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].starts_with("[2/3] import tensorflow as tf, numpy as np  ("),
+        "{stdout}"
+    );
+    // The fit's last progress line, under the cell's text.
+    assert!(
+        lines[2].starts_with("      2/2 ━━━━━━━━━━━━━━━━━━━━ "),
+        "{stdout}"
+    );
+    assert!(lines[2].contains("loss: "), "{stdout}");
+    assert!(lines[3].starts_with("[3/3] 1 / 0  ("), "{stdout}");
+    assert!(
+        stdout.contains("ZeroDivisionError: division by zero"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\x1b') && !stderr.contains('\x1b'),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains("ran 3 code cells") && stderr.contains("(1 raised)"),
+        "{stderr}"
+    );
+    let nb = read(&dir.join("lesson.nbconvert.ipynb"));
+    assert_eq!(nb["cells"][0]["outputs"][0]["text"], "3\n");
+
+    let script = dir.join("fails.py");
+    std::fs::write(&script, "print('before')\nraise ValueError('bad value')\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirror-kernel"))
+        .arg("exec")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+    assert!(stderr.contains("ValueError: bad value"), "{stderr}");
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+}
