@@ -37,6 +37,7 @@ mod engine_threads;
 mod ipython_binding;
 mod keras_callbacks;
 mod keras_files;
+mod keras_fit_access;
 mod keras_graph;
 mod keras_layers;
 mod keras_layers_more;
