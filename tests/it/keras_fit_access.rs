@@ -43,4 +43,10 @@ fn a_hint_follows_the_traceback() {
     });
     let last = tb.and_then(|t| t.last().cloned()).unwrap_or_default();
     assert!(last.starts_with("Hint: "), "last traceback line: {last:?}");
+    // A message a user raises is theirs, whole.
+    let shown = run(&s, "raise ValueError('bad input\\nHint: mine')");
+    assert_eq!(
+        shown.error,
+        Some(("ValueError".into(), "bad input\nHint: mine".into()))
+    );
 }
