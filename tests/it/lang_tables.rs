@@ -60,7 +60,7 @@ fn every_listed_method_works_as_cpython_and_numpy_answer() {
                 (Some(args), Some(_)) => {
                     format!("_v = {expr}\n_r = _v.{name}(*{args})\nprint(repr((_r, _v)))")
                 }
-                (None, Some(_)) => format!("print(repr({expr}.{name}))"),
+                (None, Some(_)) => format!("print(repr(({expr}).{name}))"),
                 // No simple call works in CPython either: the attribute must still exist.
                 _ => format!("getattr({expr}, {name:?})"),
             };

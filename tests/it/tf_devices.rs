@@ -28,7 +28,10 @@ fn value_error(s: &Session, code: &str) -> String {
         .unwrap_or_default();
     let (name, value) = shown.error.unwrap_or_default();
     assert_eq!(name, "ValueError", "{code}: {value}");
-    assert!(!value.contains("Hint:"), "the hint is not part of str(e): {value}");
+    assert!(
+        !value.contains("Hint:"),
+        "the hint is not part of str(e): {value}"
+    );
     format!("{value}\n{hint}")
 }
 

@@ -118,7 +118,14 @@ const METHODS: &[(&str, &[&str])] = &[
     ),
     (
         "int",
-        &["bit_length", "conjugate", "real", "imag", "numerator", "denominator"],
+        &[
+            "bit_length",
+            "conjugate",
+            "real",
+            "imag",
+            "numerator",
+            "denominator",
+        ],
     ),
     ("float", &["is_integer", "conjugate", "real", "imag"]),
 ];
