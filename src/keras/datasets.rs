@@ -36,6 +36,18 @@ impl Array {
             ArrayData::F64(_) => "float64",
         }
     }
+    /// The array as a numpy-style host array of the same dtype.
+    pub fn into_ndarray(self) -> crate::tensor::TResult<crate::tensor::NdArray> {
+        use crate::tensor::NdArray;
+        let shape = self.shape;
+        match self.data {
+            ArrayData::U8(v) => NdArray::from_u8(&shape, v),
+            ArrayData::I32(v) => NdArray::from_i32(&shape, v),
+            ArrayData::I64(v) => NdArray::from_i64(&shape, v),
+            ArrayData::F32(v) => NdArray::from_f32(&shape, v),
+            ArrayData::F64(v) => NdArray::from_f64(&shape, v),
+        }
+    }
     /// The values as f32, for feeding the engine.
     pub fn to_f32(&self) -> Vec<f32> {
         match &self.data {

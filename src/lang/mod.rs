@@ -22,6 +22,7 @@ mod ipython;
 mod syntax;
 mod values;
 
+pub use builtins::files::io_err;
 pub use datamodel::repr::{float_repr, str_repr};
 pub use eval::interp::{is_complete, Interpreter};
 pub use ipython::help::{signature, SigParam, Signature};

@@ -276,29 +276,6 @@ pub fn hstack(arrays: &[NdArray]) -> TResult<NdArray> {
     concatenate(&ex, axis)
 }
 
-/// `np.unique(a)`: the sorted distinct values, flattened.
-pub fn unique(a: &NdArray) -> TResult<NdArray> {
-    let dt = a.dtype();
-    let n = a.size();
-    if dt.is_float() {
-        let mut v: Vec<f64> = a.to_f64_array().iter().copied().collect();
-        v.sort_by(|x, y| {
-            x.partial_cmp(y)
-                .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
-        });
-        v.dedup_by(|x, y| x == y || (x.is_nan() && y.is_nan()));
-        let m = v.len();
-        let _ = n;
-        Ok(NdArray::from_f64(&[m], v)?.astype(dt))
-    } else {
-        let mut v: Vec<i64> = a.to_i64_array().iter().copied().collect();
-        v.sort_unstable();
-        v.dedup();
-        let m = v.len();
-        Ok(NdArray::from_i64(&[m], v)?.astype(dt))
-    }
-}
-
 /// `np.isclose(a, b, rtol, atol)` on broadcast operands.
 pub fn isclose(a: &NdArray, b: &NdArray, rtol: f64, atol: f64) -> TResult<NdArray> {
     let shape = super::ops::broadcast_shapes(a.shape(), b.shape())?;

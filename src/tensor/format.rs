@@ -94,7 +94,7 @@ pub fn exp_str(exp: i32, width: usize) -> String {
 }
 
 /// `str()` of a numpy float scalar (and of Python floats): positional between 1e-4 and
-/// 1e16, scientific outside, always with a fractional part or an exponent.
+/// 1e16 (1e6 for float32), scientific outside, always with a fractional part or an exponent.
 pub fn float_scalar_str(x: f64, is_f32: bool) -> String {
     if x.is_nan() {
         return "nan".into();
@@ -107,7 +107,9 @@ pub fn float_scalar_str(x: f64, is_f32: bool) -> String {
     } else {
         x.abs()
     };
-    if ax != 0.0 && !(1e-4..1e16).contains(&ax) {
+    // numpy switches a float32 to scientific from 1e6 on (`np.float32(1.6777216e+07)`).
+    let hi = if is_f32 { 1e6 } else { 1e16 };
+    if ax != 0.0 && !(1e-4..hi).contains(&ax) {
         let (i, f, e) = scientific_parts(x, is_f32, 64);
         let dot = if f.is_empty() {
             String::new()

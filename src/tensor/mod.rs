@@ -7,17 +7,21 @@
 pub mod array;
 pub mod build;
 pub mod dtype;
+pub mod einsum;
 pub mod format;
 pub mod index;
 pub mod interrupt;
 pub mod linalg;
 pub mod math;
 pub mod memory;
+pub mod npy;
 pub mod ops;
 pub mod print;
 pub mod random;
+pub mod rearrange;
 pub mod reduce;
 pub mod scalar;
+pub mod stats;
 
 pub use array::{Data, NdArray, Scalar};
 pub use dtype::DType;

@@ -269,6 +269,32 @@ fn is_complete_follows_the_parser() {
     assert_eq!(Session::is_complete("x = )"), IsComplete::Invalid);
 }
 
+/// IPython's `check_complete` answers for statements continued in brackets (a
+/// continuation line's indent does not open a block; an indented statement does), as
+/// IPython 8/9's TransformerManager gives them.
+#[test]
+fn is_complete_matches_ipython_for_continued_lines() {
+    let incomplete = |n: usize| IsComplete::Incomplete {
+        indent: " ".repeat(n),
+    };
+    let cases = [
+        ("x = [1,\n 2]", IsComplete::Complete),
+        ("x = (1,\n   2)", IsComplete::Complete),
+        ("d = {1:\n  2}", IsComplete::Complete),
+        ("f(1,\n  2)", IsComplete::Complete),
+        ("print(1,\n      2)\n", IsComplete::Complete),
+        ("s = \"\"\"a\n  b\"\"\"", IsComplete::Complete),
+        ("x = 1 + \\\n  2", IsComplete::Complete),
+        ("def f():\n  return [1,\n 2]", incomplete(1)),
+        ("if x:\n    y = [1,\n2]", incomplete(0)),
+        ("def f(x):\n  x*2", incomplete(2)),
+        ("for i in [1,\n  2]:\n    pass", incomplete(4)),
+    ];
+    for (code, want) in cases {
+        assert_eq!(Session::is_complete(code), want, "{code:?}");
+    }
+}
+
 #[test]
 fn completion_and_inspection() {
     let s = Session::start().unwrap();

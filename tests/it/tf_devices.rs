@@ -5,6 +5,7 @@
 
 use crate::common::cells as tf_common;
 
+use mirror_kernel::cell::Output;
 use mirror_kernel::device::cuda::gpu_count;
 use mirror_kernel::session::Session;
 use tf_common::{ok, run};
@@ -13,12 +14,25 @@ fn session() -> Session {
     Session::start().expect("session starts")
 }
 
+/// The error's value, then the last line of its traceback, where the hint goes.
 fn value_error(s: &Session, code: &str) -> String {
     let shown = run(s, code);
     assert_eq!(shown.stderr, "", "{code}");
+    let hint = shown
+        .outputs
+        .iter()
+        .find_map(|o| match o {
+            Output::Error(e) => e.traceback.last().cloned(),
+            _ => None,
+        })
+        .unwrap_or_default();
     let (name, value) = shown.error.unwrap_or_default();
     assert_eq!(name, "ValueError", "{code}: {value}");
-    value
+    assert!(
+        !value.contains("Hint:"),
+        "the hint is not part of str(e): {value}"
+    );
+    format!("{value}\n{hint}")
 }
 
 #[test]

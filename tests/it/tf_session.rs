@@ -163,9 +163,19 @@ m = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(4,))])");
     assert_eq!(ename, "RuntimeError");
     assert!(evalue.starts_with("Need to be inside \"with strategy.scope()\" for <tensorflow.python.distribute.mirrored_strategy.MirroredStrategy object at 0x"));
     let r = run(&s, "with strategy.scope():\n    m.fit(X, Y, verbose=0)");
+    // The hint is the traceback's last line, not part of the error's value.
+    let hint = r
+        .outputs
+        .iter()
+        .find_map(|o| match o {
+            mirror_kernel::cell::Output::Error(e) => e.traceback.last().cloned(),
+            _ => None,
+        })
+        .unwrap_or_default();
     let (ename, evalue) = r.error.unwrap_or_default();
     assert_eq!(ename, "ValueError");
-    assert!(evalue.contains("with strategy.scope():"));
+    assert!(!evalue.contains("Hint:"), "{evalue}");
+    assert!(hint.contains("with strategy.scope():"), "{hint}");
     let r = run(&s, "other = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    m2 = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(4,))])\n    m2.compile(optimizer='sgd', loss='mse')\nwith other.scope():\n    m2.fit(X, Y, verbose=0)");
     let (ename, evalue) = r.error.unwrap_or_default();
     assert_eq!(ename, "RuntimeError");

@@ -5,10 +5,14 @@
 
 pub mod convert;
 pub mod dtype;
+pub mod files;
 pub mod funcs;
+pub mod layout;
 pub mod ndarray;
 pub mod random;
 pub mod scalar;
+pub mod stats;
+pub mod testing;
 
 pub use convert::{array_value, as_array, to_array, wrap};
 pub use ndarray::PyArray;
@@ -236,7 +240,6 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("round", |a, c| method_fn("round", a, c));
     add("around", |a, c| method_fn("round", a, c));
     add("clip", |a, c| method_fn("clip", a, c));
-    add("tolist", |a, c| method_fn("tolist", a, c));
     add("exp", |a, c| unary_fn(UnaryFn::Exp, a, c));
     add("log", |a, c| unary_fn(UnaryFn::Log, a, c));
     add("log10", |a, c| unary_fn(UnaryFn::Log10, a, c));
@@ -303,10 +306,6 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     add("stack", |a, c| join_fn("stack", a, c));
     add("vstack", |a, c| join_fn("vstack", a, c));
     add("hstack", |a, c| join_fn("hstack", a, c));
-    add("unique", |a, c| {
-        let (arr, _) = first_array(a, c)?;
-        build::unique(&arr).map(array_value).map_err(err)
-    });
     add("allclose", |a, c| close_fn(true, a, c));
     add("isclose", |a, c| close_fn(false, a, c));
     add("array_equal", |a, c| {
@@ -355,13 +354,6 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
         }
     }
     m.set(
-        "float_",
-        Value::native(PyDType {
-            dt: DType::F64,
-            is_class: true,
-        }),
-    );
-    m.set(
         "int_",
         Value::native(PyDType {
             dt: DType::I64,
@@ -385,6 +377,14 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
             .constructor(|a, c| filled(a, c, "ndarray", Some(0.0)))
             .into_value(),
     );
+    m.set(
+        "True_",
+        Value::native(PyScalar(crate::tensor::Scalar::Bool(true))),
+    );
+    m.set(
+        "False_",
+        Value::native(PyScalar(crate::tensor::Scalar::Bool(false))),
+    );
     m.set("newaxis", Value::None);
     m.set("pi", Value::Float(std::f64::consts::PI));
     m.set("e", Value::Float(std::f64::consts::E));
@@ -392,6 +392,10 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
     m.set("nan", Value::Float(f64::NAN));
     m.set("__version__", Value::str("2.4.6"));
     m.set("random", random::module());
+    m.set("testing", testing::module());
+    files::register(&m);
+    layout::register(&m);
+    stats::register(&m);
     add("set_printoptions", set_printoptions);
     add("get_printoptions", |_a, c| {
         let o = *c.state().get::<PrintOptions>();

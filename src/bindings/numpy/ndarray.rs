@@ -191,6 +191,11 @@ pub fn array_attr(
     name: &str,
     _ctx: &mut dyn Ctx,
 ) -> PyResult<Option<Value>> {
+    // ATTRS is the table of what arrays offer: a name outside it is no attribute, so
+    // `dir()`, `hasattr` and completion always agree with what works.
+    if !ATTRS.contains(&name) && !name.starts_with("__") {
+        return Ok(None);
+    }
     let shape_tuple = |s: &[usize]| Value::tuple(s.iter().map(|&d| Value::Int(d as i64)).collect());
     let prop = match name {
         "shape" => Some(shape_tuple(a.shape())),
@@ -282,7 +287,36 @@ pub fn array_attr(
                 .map(array_value)
                 .map_err(err)
         })),
-        "item" => m(Box::new(|a, _, _| a.item().map(py_scalar).map_err(err))),
+        "item" => m(Box::new(|a, args, _| {
+            if args.pos.is_empty() {
+                return a.item().map(py_scalar).map_err(err);
+            }
+            // `a.item(i)` counts in the flattened array, `a.item(i, j)` per axis.
+            let one = args.pos.len() == 1;
+            let dims: Vec<usize> = if one {
+                vec![a.size()]
+            } else {
+                a.shape().to_vec()
+            };
+            if dims.len() != args.pos.len() {
+                return Err(PyErr::value_error("incorrect number of indices for array"));
+            }
+            let mut flat = 0usize;
+            for (axis, (v, &n)) in args.pos.iter().zip(&dims).enumerate() {
+                let k = super::convert::int_of(v)?;
+                let at = if k < 0 { k + n as i64 } else { k };
+                if !(0..n as i64).contains(&at) {
+                    return Err(PyErr::index_error(format!(
+                        "index {k} is out of bounds for axis {axis} with size {n}"
+                    )));
+                }
+                flat = flat * n + at as usize;
+            }
+            a.standard()
+                .scalar_at(flat)
+                .map(py_scalar)
+                .ok_or_else(|| PyErr::index_error("index out of bounds"))
+        })),
         "__float__" => m(Box::new(|a, _, _| python_scalar(a, "__float__"))),
         "__int__" => m(Box::new(|a, _, _| python_scalar(a, "__int__"))),
         "__index__" => m(Box::new(|a, _, _| python_scalar(a, "__index__"))),
@@ -321,6 +355,8 @@ pub fn array_attr(
     })
 }
 
+/// Everything an array (or numpy scalar) answers besides dunders: `array_attr` refuses
+/// any other name, and `dir()` lists exactly these.
 const ATTRS: &[&str] = &[
     "shape",
     "ndim",
@@ -354,6 +390,8 @@ const ATTRS: &[&str] = &[
     "tolist",
     "item",
     "dot",
+    "sort",
+    "argsort",
     "fill",
 ];
 

@@ -17,7 +17,8 @@ pub struct File {
     pub closed: RefCell<bool>,
 }
 
-fn io_err(e: std::io::Error, path: &str) -> PyErr {
+/// An I/O error as CPython raises it (`FileNotFoundError: [Errno 2] ...: 'path'`).
+pub fn io_err(e: std::io::Error, path: &str) -> PyErr {
     let name = match e.kind() {
         std::io::ErrorKind::NotFound => "FileNotFoundError",
         std::io::ErrorKind::PermissionDenied => "PermissionError",

@@ -14,6 +14,9 @@ use crate::lang::values::runtime::*;
 use crate::lang::values::value::Value;
 use crate::lang::{NativeClass, NativeModule};
 
+/// The methods (and number attributes) of each builtin type: the one list that `getattr`, `hasattr`, `dir()`,
+/// completion and the unbound form (`str.lower`) consult, so a name is offered exactly
+/// when `Vm::call_method` implements it (tests/it/lang_tables.rs walks it).
 const METHODS: &[(&str, &[&str])] = &[
     (
         "str",
@@ -48,7 +51,6 @@ const METHODS: &[(&str, &[&str])] = &[
             "zfill",
             "splitlines",
             "partition",
-            "encode",
             "casefold",
             "swapcase",
             "isidentifier",
@@ -114,11 +116,18 @@ const METHODS: &[(&str, &[&str])] = &[
             "copy",
         ],
     ),
-    ("int", &["bit_length", "to_bytes", "conjugate"]),
     (
-        "float",
-        &["is_integer", "as_integer_ratio", "hex", "conjugate"],
+        "int",
+        &[
+            "bit_length",
+            "conjugate",
+            "real",
+            "imag",
+            "numerator",
+            "denominator",
+        ],
     ),
+    ("float", &["is_integer", "conjugate", "real", "imag"]),
 ];
 
 pub fn builtin_methods(ty: &str) -> &'static [&'static str] {
@@ -127,6 +136,36 @@ pub fn builtin_methods(ty: &str) -> &'static [&'static str] {
         .find(|(t, _)| *t == ty)
         .map(|(_, m)| *m)
         .unwrap_or(&[])
+}
+
+/// `str.lower` and its kind: the method as a function of its receiver, so that
+/// `sorted(words, key=str.lower)` and `list.append(xs, 1)` work, with CPython's errors.
+fn unbound_method(ty: &'static str, name: &str) -> Value {
+    let name = name.to_string();
+    crate::lang::NativeFn::value(&name.clone(), "", move |a, ctx| {
+        let Some((this, rest)) = a.pos.split_first() else {
+            return Err(PyErr::type_error(format!(
+                "unbound method {ty}.{name}() needs an argument"
+            )));
+        };
+        if this.type_name() != ty {
+            return Err(PyErr::type_error(format!(
+                "descriptor '{name}' for '{ty}' objects doesn't apply to a '{}' object",
+                this.type_name()
+            )));
+        }
+        let m = Value::Obj(Rc::new(MethodRef {
+            this: this.clone(),
+            name: name.clone(),
+        }));
+        ctx.call(
+            &m,
+            Args {
+                pos: rest.to_vec(),
+                kw: a.kw.clone(),
+            },
+        )
+    })
 }
 
 impl Vm<'_> {
@@ -289,6 +328,11 @@ impl Vm<'_> {
                         this: Value::Dict(Default::default()),
                         name: name.into(),
                     }))));
+                }
+                // Number attributes (`real`, ...) are data, not methods to call unbound.
+                let data = matches!(name, "real" | "imag" | "numerator" | "denominator");
+                if !data && builtin_methods(t.name).contains(&name) {
+                    return Ok(Some(unbound_method(t.name, name)));
                 }
                 return Ok(None);
             }

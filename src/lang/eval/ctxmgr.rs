@@ -5,7 +5,7 @@ use super::vm::Vm;
 use crate::lang::datamodel::attr::builtin_methods;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::{Args, Object};
-use crate::lang::values::runtime::Instance;
+use crate::lang::values::runtime::{BuiltinType, Instance};
 use crate::lang::values::value::Value;
 use crate::lang::NativeClass;
 
@@ -18,6 +18,17 @@ impl Vm<'_> {
                 .map(|s| s.to_string())
                 .collect(),
         };
+        // A builtin type lists the methods its instances have (`dir(str)`), and builtin
+        // objects of the interpreter (sets) theirs.
+        if let Some(t) = v.downcast::<BuiltinType>() {
+            names.extend(builtin_methods(t.name).iter().map(|s| s.to_string()));
+        } else if let Value::Obj(_) = v {
+            names.extend(
+                builtin_methods(&v.type_name())
+                    .iter()
+                    .map(|s| s.to_string()),
+            );
+        }
         if let Some(i) = v.downcast::<Instance>() {
             if let Some(nb) = i.class().and_then(|c| c.native_base()) {
                 if let Some(n) = nb.downcast::<NativeClass>() {

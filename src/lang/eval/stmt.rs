@@ -443,7 +443,9 @@ impl Vm<'_> {
     pub fn err_from_instance(&mut self, inst: Value) -> PyErr {
         let name = inst.type_name();
         let msg = self.exc_message(&inst);
-        let mut e = PyErr::new(&name, msg);
+        let mut e = PyErr::new(&name, "");
+        // A user's own message is kept whole, "Hint:" lines included.
+        e.0.message = msg;
         e.0.value = Some(inst);
         e
     }

@@ -20,23 +20,30 @@ impl Vm<'_> {
     /// IPython's pretty form of an execute result.
     pub fn pretty(&mut self, v: &Value) -> PyResult<String> {
         self.pretty_types = true;
-        let r = self.pretty_at(v, 0);
+        let r = self.pretty_at(v, 0, 0);
         self.pretty_types = false;
         r
     }
 
-    fn pretty_at(&mut self, v: &Value, indent: usize) -> PyResult<String> {
+    /// `v` printed from column `indent`; the later lines of a multi-line repr (a 2-D
+    /// array in a list) are indented by `hang`, the enclosing containers' depth, as
+    /// IPython's `break_()` does.
+    fn pretty_at(&mut self, v: &Value, indent: usize, hang: usize) -> PyResult<String> {
         let len = match v {
             Value::List(l) => l.borrow().len(),
             Value::Tuple(t) if t.len() > 1 => t.len(),
             Value::Dict(d) => d.borrow().len(),
-            _ => return self.repr_of(v),
+            _ => {
+                let r = self.repr_of(v)?;
+                return Ok(r.replace('\n', &format!("\n{}", " ".repeat(hang))));
+            }
         };
         // Every item takes at least one character and a separator, so a container of more
         // than a line's worth of items never fits flat: its flat repr is not built.
         if 3 * len + indent <= LINE_WIDTH {
             let flat = self.repr_of(v)?;
-            if flat.chars().count() + indent <= LINE_WIDTH {
+            // An item printed on several lines breaks its container too.
+            if flat.chars().count() + indent <= LINE_WIDTH && !flat.contains('\n') {
                 return Ok(flat);
             }
         }
@@ -76,9 +83,9 @@ impl Vm<'_> {
                 Some(k) => {
                     let ks = self.repr_of(&k)?;
                     let w = indent + 1 + ks.chars().count() + 2;
-                    format!("{ks}: {}", self.pretty_at(&item, w)?)
+                    format!("{ks}: {}", self.pretty_at(&item, w, indent + 1)?)
                 }
-                None => self.pretty_at(&item, indent + 1)?,
+                None => self.pretty_at(&item, indent + 1, indent + 1)?,
             };
             memory::reserve_str(&mut out, line.len() + close.len())?;
             out.push_str(&line);

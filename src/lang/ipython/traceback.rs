@@ -1,8 +1,8 @@
 //! IPython's rendering of an uncaught exception: a rule, the exception name with
 //! "Traceback (most recent call last)", then one block per frame (outermost first) with
 //! the cell and line, two lines of context before the failing line (marked `---->`) and
-//! one after, dedented together, and finally `Name: message`. Colours as IPython's
-//! Linux scheme.
+//! one after, dedented together, and finally `Name: message`, then the error's teaching
+//! hint, if any (kept out of `evalue`). Colours as IPython's Linux scheme.
 
 use crate::cell::ErrorInfo;
 use crate::lang::eval::vm::Vm;
@@ -73,6 +73,7 @@ pub fn error_info(vm: &mut Vm, e: PyErr) -> ErrorInfo {
     } else {
         format!("{RED}{ename}{RESET}: {evalue}")
     });
+    tb.extend(e.hint().map(str::to_string));
     ErrorInfo {
         ename,
         evalue,

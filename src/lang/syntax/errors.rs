@@ -38,6 +38,51 @@ fn unclosed(code: &str) -> Option<(char, usize, usize, String)> {
     Some((c, ln, col, text))
 }
 
+/// The first physical line of the cell's last logical line: brackets, backslashes and
+/// triple-quoted strings continue a line.
+fn last_logical_start(code: &str) -> &str {
+    let (mut depth, mut start, mut continued) = (0i32, "", false);
+    let mut triple: Option<&str> = None;
+    for line in code.lines() {
+        if depth <= 0 && !continued && triple.is_none() && !line.trim().is_empty() {
+            start = line;
+        }
+        let mut in_str: Option<char> = None;
+        let mut i = 0;
+        while let Some(c) = line[i..].chars().next() {
+            let rest = &line[i..];
+            if let Some(q) = triple {
+                if rest.starts_with(q) {
+                    triple = None;
+                    i += 3;
+                    continue;
+                }
+            } else if let Some(q) = in_str {
+                if c == '\\' {
+                    i += rest.chars().nth(1).map_or(0, char::len_utf8);
+                } else if c == q {
+                    in_str = None;
+                }
+            } else if rest.starts_with("\"\"\"") || rest.starts_with("'''") {
+                triple = Some(&rest[..3]);
+                i += 3;
+                continue;
+            } else {
+                match c {
+                    '#' => break,
+                    '\'' | '"' => in_str = Some(c),
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            i += c.len_utf8();
+        }
+        continued = line.ends_with('\\');
+    }
+    start
+}
+
 fn unterminated_triple(code: &str) -> bool {
     let n3 = code.matches("\"\"\"").count();
     let n3s = code.matches("'''").count();
@@ -102,8 +147,11 @@ pub fn is_complete(code: &str) -> IsComplete {
             // As in IPython, a block whose last line is still indented needs that blank
             // line too (`def f(x):\n  x*2` is incomplete); the indent offered is the last
             // line's own.
+            // A statement continued in brackets counts by its first line, as IPython's
+            // tokenizer sees it (`x = [1,\n 2]` is complete).
             let last = code.trim_end_matches('\n').lines().last().unwrap_or("");
-            if !code.ends_with("\n\n") && last.starts_with([' ', '\t']) {
+            let nested = last_logical_start(code).starts_with([' ', '\t']);
+            if !code.ends_with("\n\n") && nested {
                 let indent: String = last
                     .chars()
                     .take_while(|c| *c == ' ' || *c == '\t')

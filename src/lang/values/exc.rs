@@ -32,6 +32,9 @@ pub struct PyErrInner {
     pub traceback: Vec<Frame>,
     /// Extra lines printed after the message (SyntaxError's source line and caret).
     pub notes: Vec<String>,
+    /// A teaching hint ("Hint: ..."), shown as the traceback's last line and never part
+    /// of `str(e)`, so that `evalue` stays the library's exact text.
+    pub hint: Option<String>,
 }
 
 /// A raised Python exception. Boxed so that `PyResult<Value>` stays small on the hot path.
@@ -41,14 +44,27 @@ pub struct PyErr(pub Box<PyErrInner>);
 pub type PyResult<T> = Result<T, PyErr>;
 
 impl PyErr {
+    /// A message's "\nHint: ..." tail becomes the error's hint, out of `str(e)`.
     pub fn new(type_name: &str, message: impl Into<String>) -> PyErr {
+        let mut message: String = message.into();
+        let hint = message.find("\nHint: ").map(|at| {
+            let h = message[at + 1..].to_string();
+            message.truncate(at);
+            h
+        });
         PyErr(Box::new(PyErrInner {
             type_name: type_name.to_string(),
-            message: message.into(),
+            message,
             value: None,
             traceback: vec![],
             notes: vec![],
+            hint,
         }))
+    }
+
+    /// The teaching hint shown after the traceback, if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.0.hint.as_deref()
     }
 
     pub fn type_name(&self) -> &str {

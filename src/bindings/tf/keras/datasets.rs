@@ -5,20 +5,13 @@
 
 use super::layers::kerr;
 use crate::bindings::tf::func;
-use crate::keras::datasets::{Array, ArrayData, Split};
+use crate::keras::datasets::{Array, Split};
 use crate::lang::{Args, Ctx, NativeModule, PyResult, Value};
-use crate::tensor::NdArray;
 
 fn array_value(a: Array) -> PyResult<Value> {
-    let shape = a.shape;
-    let arr = match a.data {
-        ArrayData::U8(v) => NdArray::from_u8(&shape, v),
-        ArrayData::I32(v) => NdArray::from_i32(&shape, v),
-        ArrayData::I64(v) => NdArray::from_i64(&shape, v),
-        ArrayData::F32(v) => NdArray::from_f32(&shape, v),
-        ArrayData::F64(v) => NdArray::from_f64(&shape, v),
-    }
-    .map_err(crate::bindings::tf::convert::tensor_err)?;
+    let arr = a
+        .into_ndarray()
+        .map_err(crate::bindings::tf::convert::tensor_err)?;
     Ok(crate::bindings::tf::convert::numpy_value(arr))
 }
 

@@ -569,10 +569,12 @@ fn evaluate(
         "evaluate",
     );
     if given(&s[7]).is_some_and(|v| matches!(v, Value::Bool(true))) {
-        let pairs: Vec<(&str, Value)> = logs
+        // Keras 3 returns the logs through `tf.nest`, which orders a dict's keys.
+        let mut pairs: Vec<(&str, Value)> = logs
             .iter()
             .map(|(k, v)| (k.as_str(), Value::Float(*v)))
             .collect();
+        pairs.sort_by(|a, b| a.0.cmp(b.0));
         return Ok(Value::dict_from(pairs));
     }
     Ok(match logs.as_slice() {

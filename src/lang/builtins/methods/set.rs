@@ -76,13 +76,13 @@ impl Vm<'_> {
                 Set::value(m, frozen)
             }
             "intersection" => {
-                let o = other(self, 0)?;
-                Set::value(
-                    mine.into_iter()
-                        .filter(|(k, _)| o.contains_key(k))
-                        .collect(),
-                    frozen,
-                )
+                // Any number of others, as CPython takes them; none answers a copy.
+                let mut m = mine;
+                for p in 0..a.pos.len() {
+                    let o = other(self, p)?;
+                    m.retain(|k, _| o.contains_key(k));
+                }
+                Set::value(m, frozen)
             }
             "difference" => {
                 let o = other(self, 0)?;

@@ -280,7 +280,6 @@ impl Vm<'_> {
                 };
                 Value::from(expand_tabs(s, tab)?)
             }
-            "encode" => Value::Str(s.clone()),
             _ => return Err(no_method(&Value::Str(s.clone()), name)),
         })
     }
