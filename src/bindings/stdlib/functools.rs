@@ -29,7 +29,7 @@ fn reduce(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     };
     let it = ctx
         .get_iter(seq)
-        .map_err(|_| PyErr::type_error(format!("reduce() arg 2 must support iteration")))?;
+        .map_err(|_| PyErr::type_error("reduce() arg 2 must support iteration"))?;
     let mut acc = initial;
     while let Some(v) = ctx.next_item(&it)? {
         acc = Some(match acc {
