@@ -8,29 +8,34 @@ use super::f;
 use crate::bindings::common::arg;
 use crate::lang::{Args, BinOp, CmpOp, Ctx, NativeModule, Object, PyErr, PyResult, Value};
 
-const BINARY: &[(&str, BinOp, &str)] = &[
-    ("add", BinOp::Add, "+"),
-    ("sub", BinOp::Sub, "-"),
-    ("mul", BinOp::Mul, "*"),
-    ("truediv", BinOp::Div, "/"),
-    ("floordiv", BinOp::FloorDiv, "//"),
-    ("mod", BinOp::Mod, "%"),
-    ("pow", BinOp::Pow, "**"),
-    ("matmul", BinOp::MatMul, "@"),
-    ("and_", BinOp::BitAnd, "&"),
-    ("or_", BinOp::BitOr, "|"),
-    ("xor", BinOp::BitXor, "^"),
-    ("lshift", BinOp::LShift, "<<"),
-    ("rshift", BinOp::RShift, ">>"),
-];
+/// An operator of two operands: arithmetic and bitwise, or a comparison.
+#[derive(Clone, Copy)]
+enum Op {
+    Bin(BinOp),
+    Cmp(CmpOp),
+}
 
-const COMPARE: &[(&str, CmpOp, &str)] = &[
-    ("eq", CmpOp::Eq, "=="),
-    ("ne", CmpOp::Ne, "!="),
-    ("lt", CmpOp::Lt, "<"),
-    ("le", CmpOp::Le, "<="),
-    ("gt", CmpOp::Gt, ">"),
-    ("ge", CmpOp::Ge, ">="),
+/// The two-operand functions: name, operator, and its symbol for the help text.
+const BINARY: &[(&str, Op, &str)] = &[
+    ("add", Op::Bin(BinOp::Add), "+"),
+    ("sub", Op::Bin(BinOp::Sub), "-"),
+    ("mul", Op::Bin(BinOp::Mul), "*"),
+    ("truediv", Op::Bin(BinOp::Div), "/"),
+    ("floordiv", Op::Bin(BinOp::FloorDiv), "//"),
+    ("mod", Op::Bin(BinOp::Mod), "%"),
+    ("pow", Op::Bin(BinOp::Pow), "**"),
+    ("matmul", Op::Bin(BinOp::MatMul), "@"),
+    ("and_", Op::Bin(BinOp::BitAnd), "&"),
+    ("or_", Op::Bin(BinOp::BitOr), "|"),
+    ("xor", Op::Bin(BinOp::BitXor), "^"),
+    ("lshift", Op::Bin(BinOp::LShift), "<<"),
+    ("rshift", Op::Bin(BinOp::RShift), ">>"),
+    ("eq", Op::Cmp(CmpOp::Eq), "=="),
+    ("ne", Op::Cmp(CmpOp::Ne), "!="),
+    ("lt", Op::Cmp(CmpOp::Lt), "<"),
+    ("le", Op::Cmp(CmpOp::Le), "<="),
+    ("gt", Op::Cmp(CmpOp::Gt), ">"),
+    ("ge", Op::Cmp(CmpOp::Ge), ">="),
 ];
 
 /// Exactly two positional arguments, as the C functions of `operator` take them.
@@ -159,21 +164,10 @@ pub fn module() -> Value {
                 &format!("{name}(a, b, /)\nSame as a {sym} b."),
                 move |a, ctx| {
                     let (x, y) = two(a, name)?;
-                    ctx.binop(op, x, y)
-                },
-            ),
-        );
-    }
-    for (name, op, sym) in COMPARE {
-        let (name, op) = (*name, *op);
-        m = m.with(
-            name,
-            f(
-                name,
-                &format!("{name}(a, b, /)\nSame as a {sym} b."),
-                move |a, ctx| {
-                    let (x, y) = two(a, name)?;
-                    ctx.compare(op, x, y)
+                    match op {
+                        Op::Bin(op) => ctx.binop(op, x, y),
+                        Op::Cmp(op) => ctx.compare(op, x, y),
+                    }
                 },
             ),
         );
