@@ -80,3 +80,8 @@ fn operator_and_functools_match_cpython() {
 fn collections_match_cpython() {
     matches_cpython("collections", 20);
 }
+
+#[test]
+fn math_additions_match_cpython() {
+    matches_cpython("math", 10);
+}
