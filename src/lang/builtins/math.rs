@@ -161,7 +161,7 @@ fn falling(n: i64, k: i64, choose: bool) -> PyResult<Value> {
     let k = if choose { k.min(n - k) } else { k };
     let mut r: i128 = 1;
     for i in 0..k {
-        r = r * (n - i) as i128;
+        r *= (n - i) as i128;
         if choose {
             r /= (i + 1) as i128;
         }
@@ -319,7 +319,7 @@ pub fn math_module() -> Value {
                     return Err(PyErr::value_error("isqrt() argument must be nonnegative"));
                 }
                 let mut r = (n as f64).sqrt() as i64;
-                while r > 0 && r.checked_mul(r).map_or(true, |sq| sq > n) {
+                while r > 0 && r.checked_mul(r).is_none_or(|sq| sq > n) {
                     r -= 1;
                 }
                 while (r + 1).checked_mul(r + 1).is_some_and(|sq| sq <= n) {
