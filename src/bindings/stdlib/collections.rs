@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::f;
-use super::record::Record;
+use super::record::{position, Record};
 use crate::bindings::common::{arg, ItemIter};
 use crate::lang::{
     Args, CmpOp, Ctx, Dict, NativeClass, NativeModule, Object, PyErr, PyResult, Value,
@@ -44,21 +44,10 @@ impl Deque {
     }
 
     fn index_of(&self, key: &Value) -> PyResult<usize> {
-        let i = match key {
-            Value::Int(_) | Value::Bool(_) => key.as_int()?,
-            other => {
-                return Err(PyErr::type_error(format!(
-                    "sequence index must be integer, not '{}'",
-                    other.type_name()
-                )))
-            }
-        };
-        let n = self.items.borrow().len() as i64;
-        let at = if i < 0 { i + n } else { i };
-        if at < 0 || at >= n {
-            return Err(PyErr::index_error("deque index out of range"));
-        }
-        Ok(at as usize)
+        let len = self.items.borrow().len();
+        position(key, len, "deque index out of range", |t| {
+            format!("sequence index must be integer, not '{t}'")
+        })
     }
 
     /// The position of the first item equal to `x`, or CPython's ValueError.

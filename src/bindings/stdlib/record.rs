@@ -10,6 +10,26 @@ use std::rc::Rc;
 use crate::bindings::common::ItemIter;
 use crate::lang::{CmpOp, Ctx, Dict, HashKey, NativeFn, Object, PyErr, PyResult, Value};
 
+/// The position an integer index names in a sequence of `len` items (negative ones count
+/// from the end), or the sequence's own `TypeError`/`IndexError` texts.
+pub fn position(
+    key: &Value,
+    len: usize,
+    out_of_range: &str,
+    not_int: impl FnOnce(&str) -> String,
+) -> PyResult<usize> {
+    let i = match key {
+        Value::Int(_) | Value::Bool(_) => key.as_int()?,
+        other => return Err(PyErr::type_error(not_int(&other.type_name()))),
+    };
+    let n = len as i64;
+    let at = if i < 0 { i + n } else { i };
+    if at < 0 || at >= n {
+        return Err(PyErr::index_error(out_of_range));
+    }
+    Ok(at as usize)
+}
+
 pub struct Record {
     pub type_name: String,
     pub fields: Vec<String>,
@@ -112,21 +132,10 @@ impl Object for Record {
         Ok(Some(self.values.len()))
     }
     fn getitem(&self, key: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        let i = match key {
-            Value::Int(_) | Value::Bool(_) => key.as_int()?,
-            other => {
-                return Err(PyErr::type_error(format!(
-                    "tuple indices must be integers or slices, not {}",
-                    other.type_name()
-                )))
-            }
-        };
-        let n = self.values.len() as i64;
-        let at = if i < 0 { i + n } else { i };
-        if at < 0 || at >= n {
-            return Err(PyErr::index_error("tuple index out of range"));
-        }
-        Ok(self.values[at as usize].clone())
+        let at = position(key, self.values.len(), "tuple index out of range", |t| {
+            format!("tuple indices must be integers or slices, not {t}")
+        })?;
+        Ok(self.values[at].clone())
     }
     fn iter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
         Ok(ItemIter::value("tuple_iterator", self.values.clone()))
