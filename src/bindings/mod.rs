@@ -1,5 +1,6 @@
 //! The modules a cell can import: `tensorflow` (config, distribute, keras, data, nn, math),
-//! `numpy`, `matplotlib.pyplot`, `os`, `os.path`, `pathlib`, `IPython.display`. Each
+//! `numpy`, `matplotlib.pyplot`, `IPython.display`, and the standard library's `os`,
+//! `os.path`, `pathlib`, `json`, `shutil`, `tempfile`, `glob`, `fnmatch`. Each
 //! converts language values to engine types and back and holds no numerics of its own.
 
 pub mod common;
@@ -22,7 +23,7 @@ pub fn load_module(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
         "tensorflow" => Some(tf::module(ctx)),
         "matplotlib" | "matplotlib.pyplot" => Some(plt::module(name, ctx)),
         "IPython" | "IPython.display" => Some(ipython::module(name, ctx)),
-        "os" | "os.path" | "pathlib" => Some(stdlib::module(name, ctx)),
+        n if stdlib::NAMES.contains(&n) => Some(stdlib::module(name, ctx)),
         "tensorboard" | "tensorboard.notebook" => Some(Ok(tf::keras::tensorboard::module(name))),
         _ => None,
     }

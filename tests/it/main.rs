@@ -44,6 +44,7 @@ mod keras_layers_more;
 mod lang_corpus;
 mod lang_natives;
 mod lang_session;
+mod lang_stdlib;
 mod lang_tables;
 mod notebooks_run;
 mod numpy_binding;

@@ -1,9 +1,22 @@
 //! The `os`, `os.path` and `pathlib` modules: the file-system basics notebooks use to
 //! find data and save models (getcwd, listdir, makedirs, environ, path joins and tests,
-//! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`). Plain wrappers
-//! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
+//! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`), and the
+//! standard-library modules notebooks import beside them, a file each: `json`, `shutil`,
+//! `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`, `operator` and
+//! `collections` (`deque`, `namedtuple`). Plain wrappers over `std::fs`; errors become
+//! `FileNotFoundError`/`OSError` with CPython's wording.
 
+mod collections;
+mod functools;
+mod glob;
+mod itertools;
+mod json;
+mod operator;
 mod pathlib;
+mod record;
+mod shutil;
+mod string;
+mod tempfile;
 
 use std::path::Path as StdPath;
 
@@ -12,13 +25,16 @@ use pathlib::{pathlib_module, PyPath};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
 
 pub(crate) fn io_err(e: std::io::Error, path: &str) -> PyErr {
-    let name = match e.kind() {
-        std::io::ErrorKind::NotFound => "FileNotFoundError",
-        std::io::ErrorKind::PermissionDenied => "PermissionError",
-        std::io::ErrorKind::AlreadyExists => "FileExistsError",
+    let code = e.raw_os_error().unwrap_or(0);
+    // CPython picks the subclass from the errno.
+    let name = match (e.kind(), code) {
+        (std::io::ErrorKind::NotFound, _) => "FileNotFoundError",
+        (std::io::ErrorKind::PermissionDenied, _) => "PermissionError",
+        (std::io::ErrorKind::AlreadyExists, _) => "FileExistsError",
+        (_, 20) => "NotADirectoryError",
+        (_, 21) => "IsADirectoryError",
         _ => "OSError",
     };
-    let code = e.raw_os_error().unwrap_or(0);
     let msg = e.to_string();
     let msg = msg.split(" (os error").next().unwrap_or(&msg).to_string();
     PyErr::new(name, format!("[Errno {code}] {msg}: '{path}'"))
@@ -275,6 +291,22 @@ fn os_module() -> Value {
         }),
     )
     .with(
+        "close",
+        f(
+            "close",
+            "close(fd)\nClose a file descriptor that tempfile.mkstemp opened.",
+            |a, ctx| {
+                let s = a.bind("close", &["fd"], 1)?;
+                let fd = crate::bindings::common::arg(&s, 0).as_int()?;
+                let open = &mut ctx.state().get::<tempfile::OpenFds>().0;
+                match i32::try_from(fd).ok().and_then(|fd| open.remove(&fd)) {
+                    Some(_file) => Ok(Value::None),
+                    None => Err(PyErr::os_error("[Errno 9] Bad file descriptor")),
+                }
+            },
+        ),
+    )
+    .with(
         "cpu_count",
         f("cpu_count", "cpu_count()", |_, _| {
             Ok(Value::Int(
@@ -287,10 +319,37 @@ fn os_module() -> Value {
     .into_value()
 }
 
-pub fn module(name: &str, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+/// The standard-library modules this folder provides, as `import` names them.
+pub const NAMES: &[&str] = &[
+    "os",
+    "os.path",
+    "pathlib",
+    "json",
+    "shutil",
+    "tempfile",
+    "glob",
+    "fnmatch",
+    "string",
+    "itertools",
+    "functools",
+    "operator",
+    "collections",
+];
+
+pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(match name {
         "os" => os_module(),
         "os.path" => path_module(),
+        "json" => json::module(ctx),
+        "shutil" => shutil::module(ctx),
+        "tempfile" => tempfile::module(),
+        "glob" => glob::glob_module(),
+        "fnmatch" => glob::fnmatch_module(),
+        "string" => string::module(),
+        "itertools" => itertools::module(),
+        "functools" => functools::module(),
+        "operator" => operator::module(),
+        "collections" => collections::module(),
         _ => pathlib_module(),
     })
 }

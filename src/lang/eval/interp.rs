@@ -45,6 +45,7 @@ impl Interpreter {
         let builtins = crate::lang::builtins::namespace::make_builtins(&exc);
         // After the builtins: TensorFlow's classes are reached through `tf.errors` only.
         crate::lang::values::exceptions::add_tf_classes(&mut exc);
+        crate::lang::values::exceptions::add_stdlib_classes(&mut exc);
         Interpreter {
             core: Core {
                 globals: Rc::new(RefCell::new(IndexMap::default())),

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use crate::cell::{HistoryEntry, Output, Sink, StreamName};
 use crate::display::MimeBundle;
 use crate::lang::values::exc::{PyErr, PyResult};
-use crate::lang::values::object::{Args, Ctx, State};
+use crate::lang::values::object::{Args, BinOp, CmpOp, Ctx, State};
 use crate::lang::values::runtime::Frame;
 use crate::lang::values::value::Value;
 use crate::lang::ModuleLoader;
@@ -282,5 +282,26 @@ impl Ctx for Vm<'_> {
     }
     fn accepts_keyword(&mut self, f: &Value, name: &str) -> Option<bool> {
         super::call::accepts_keyword(f, name)
+    }
+    fn binop(&mut self, op: BinOp, a: &Value, b: &Value) -> PyResult<Value> {
+        Vm::binop(self, op, a, b)
+    }
+    fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> PyResult<Value> {
+        self.rich_compare(op, a, b)
+    }
+    fn truthy(&mut self, v: &Value) -> PyResult<bool> {
+        Vm::truthy(self, v)
+    }
+    fn get_iter(&mut self, v: &Value) -> PyResult<Value> {
+        Vm::get_iter(self, v)
+    }
+    fn getitem(&mut self, v: &Value, key: &Value) -> PyResult<Value> {
+        self.get_item(v, key)
+    }
+    fn contains(&mut self, container: &Value, item: &Value) -> PyResult<bool> {
+        Vm::contains(self, container, item)
+    }
+    fn next_item(&mut self, it: &Value) -> PyResult<Option<Value>> {
+        Vm::next_item(self, it)
     }
 }

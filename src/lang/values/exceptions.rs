@@ -102,6 +102,23 @@ pub fn add_tf_classes(classes: &mut HashMap<String, Value>) {
     classes.insert("OpError".into(), op);
 }
 
+/// Exception classes of standard-library modules (class, parent, module): not builtins,
+/// bound in their module (`json.JSONDecodeError`) through [`crate::lang::exception_class`].
+const STDLIB_ERRORS: &[(&str, &str, &str)] = &[
+    ("JSONDecodeError", "ValueError", "json.decoder"),
+    ("Error", "OSError", "shutil"),
+    ("SameFileError", "Error", "shutil"),
+];
+
+/// Adds the standard library's exception classes, so a native raising `JSONDecodeError`
+/// by name is caught by `except ValueError`.
+pub fn add_stdlib_classes(classes: &mut HashMap<String, Value>) {
+    for (name, parent, module) in STDLIB_ERRORS {
+        let c = class_in(name, classes.get(*parent).cloned(), module);
+        classes.insert(name.to_string(), c);
+    }
+}
+
 fn new_class(name: &str, base: Option<Value>) -> Value {
     class_in(name, base, "builtins")
 }

@@ -312,6 +312,36 @@ pub trait Ctx {
         let _ = (f, name);
         None
     }
+    /// `a op b`, `a op b` for comparisons, `bool(v)`, `iter(v)` and `next(it)` with the full
+    /// Python rules (user dunder methods included), so that natives such as
+    /// `itertools.accumulate` or `operator.add` compute and pull items lazily as Python does.
+    /// Contexts without an interpreter refuse with a TypeError.
+    fn binop(&mut self, op: BinOp, a: &Value, b: &Value) -> PyResult<Value> {
+        let _ = (op, b);
+        Err(no_interpreter(a))
+    }
+    fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> PyResult<Value> {
+        let _ = (op, b);
+        Err(no_interpreter(a))
+    }
+    fn truthy(&mut self, v: &Value) -> PyResult<bool> {
+        Err(no_interpreter(v))
+    }
+    fn get_iter(&mut self, v: &Value) -> PyResult<Value> {
+        Err(no_interpreter(v))
+    }
+    /// `v[key]` and `item in container`, with the same rules.
+    fn getitem(&mut self, v: &Value, key: &Value) -> PyResult<Value> {
+        let _ = key;
+        Err(no_interpreter(v))
+    }
+    fn contains(&mut self, container: &Value, item: &Value) -> PyResult<bool> {
+        let _ = item;
+        Err(no_interpreter(container))
+    }
+    fn next_item(&mut self, it: &Value) -> PyResult<Option<Value>> {
+        Err(no_interpreter(it))
+    }
     /// `v.name = value` with the full Python rules (instances of user classes included), so
     /// a native can set `self.model` on a user's callback. Contexts without an interpreter
     /// refuse with an AttributeError.
@@ -322,6 +352,13 @@ pub trait Ctx {
             v.type_name()
         )))
     }
+}
+
+fn no_interpreter(v: &Value) -> PyErr {
+    PyErr::type_error(format!(
+        "'{}' object cannot be used here without an interpreter",
+        v.type_name()
+    ))
 }
 
 /// A type-keyed map of session state owned by bindings (the strategy stack, logical device

@@ -1,0 +1,87 @@
+//! The standard-library corpus: every cell of tests/fixtures/lang/stdlib/*.py runs through
+//! a real session, one session per file, and what it prints (stdout, stderr) and the error
+//! it ends in (type name and message) must equal what CPython 3.11 printed for the same
+//! cells (tests/fixtures/lang/gen_stdlib.py wrote the JSON beside each file).
+
+use mirror_kernel::session::Session;
+
+use crate::common::cells::run;
+
+/// The differences between one fixture file's cells and what the kernel printed.
+fn differences(name: &str) -> (usize, Vec<String>) {
+    let path = format!(
+        "{}/tests/fixtures/lang/stdlib/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let cells: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let cells = cells.as_array().cloned().unwrap_or_default();
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let mut failures = vec![];
+    for (i, cell) in cells.iter().enumerate() {
+        let code = cell["code"].as_str().unwrap_or("");
+        let shown = run(&session, code);
+        let want_err = cell["error"].as_array().map(|e| {
+            (
+                e[0].as_str().unwrap_or("").to_string(),
+                e[1].as_str().unwrap_or("").to_string(),
+            )
+        });
+        let (want_out, want_stderr) = (
+            cell["stdout"].as_str().unwrap_or(""),
+            cell["stderr"].as_str().unwrap_or(""),
+        );
+        if shown.stdout != want_out || shown.stderr != want_stderr || shown.error != want_err {
+            failures.push(format!(
+                "{name}[{i}]:\n{code}\n  want out={want_out:?} err={want_stderr:?} error={want_err:?}\n  got  out={:?} err={:?} error={:?}",
+                shown.stdout, shown.stderr, shown.error
+            ));
+        }
+    }
+    (cells.len(), failures)
+}
+
+fn matches_cpython(name: &str, at_least: usize) {
+    let (n, failures) = differences(name);
+    assert!(
+        n >= at_least,
+        "{name}: {n} cells, expected {at_least} or more"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cells differ from CPython:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn json_matches_cpython() {
+    matches_cpython("json", 20);
+}
+
+#[test]
+fn files_shutil_tempfile_glob_match_cpython() {
+    matches_cpython("files", 20);
+}
+
+#[test]
+fn string_and_itertools_match_cpython() {
+    matches_cpython("iter", 20);
+}
+
+#[test]
+fn operator_and_functools_match_cpython() {
+    matches_cpython("func", 20);
+}
+
+#[test]
+fn collections_match_cpython() {
+    matches_cpython("collections", 20);
+}
+
+#[test]
+fn math_additions_match_cpython() {
+    matches_cpython("math", 10);
+}
