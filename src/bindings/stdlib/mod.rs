@@ -4,6 +4,7 @@
 //! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod pathlib;
+pub mod random;
 
 use std::path::Path as StdPath;
 
