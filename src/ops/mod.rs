@@ -94,7 +94,6 @@ pub use normalization::{batch_normalization, moments};
 pub use op::{CustomOp, Op, Outputs, Saved};
 pub use optimizer::{apply_update, ApplyUpdate};
 pub use random::{dropout, sample, RandomOp, SeedStream};
-pub use variance::{reduce_std, reduce_variance};
 pub use reduce::{
     reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };
@@ -105,4 +104,5 @@ pub use shape::{
 pub use tape::{backward, jacobian, lock, Node, Source, Tape, TapeRef, Unconnected};
 pub use tensor::{Tensor, TensorId};
 pub use variable::Variable;
+pub use variance::{reduce_std, reduce_variance};
 pub use window::{conv2d_op as conv2d, pool, Conv, Padding, Pool, WindowOp};

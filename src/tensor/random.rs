@@ -414,7 +414,12 @@ pub fn philox_permutation(base: Philox, n: usize) -> Vec<i64> {
 /// TF's CPU `Multinomial` (`tf.random.categorical`): for each row of `logits` (`classes`
 /// wide), `num_samples` class indices drawn by inverting the running sum of
 /// `exp(logit - max)` over the finite logits with a uniform double each.
-pub fn philox_categorical(base: Philox, logits: &[f64], classes: usize, num_samples: usize) -> Vec<i64> {
+pub fn philox_categorical(
+    base: Philox,
+    logits: &[f64],
+    classes: usize,
+    num_samples: usize,
+) -> Vec<i64> {
     let mut gen = base;
     let mut words = Words::new(&mut gen);
     let mut out = Vec::with_capacity(num_samples * logits.len() / classes.max(1));
