@@ -23,6 +23,7 @@ pub fn load_module(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
         "tensorflow" => Some(tf::module(ctx)),
         "matplotlib" | "matplotlib.pyplot" => Some(plt::module(name, ctx)),
         "IPython" | "IPython.display" => Some(ipython::module(name, ctx)),
+        "random" => Some(stdlib::random::module(ctx)),
         n if stdlib::NAMES.contains(&n) => Some(stdlib::module(name, ctx)),
         "tensorboard" | "tensorboard.notebook" => Some(Ok(tf::keras::tensorboard::module(name))),
         _ => None,

@@ -18,7 +18,8 @@
 //!   `reduce.rs` (reductions), `shape.rs` (reshape, transpose, concat, split, ...),
 //!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
 //!   (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and batch
-//!   normalization, composed of the ops above), `random.rs` (dropout, samples, seeds),
+//!   normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
+//!   `reduce_std`, composed too), `random.rs` (dropout, samples, seeds, TF's Philox ops),
 //!   `optimizer.rs` (an optimizer's update of a variable and its slots, on the device's
 //!   `optimizer_step`).
 //!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
@@ -69,6 +70,7 @@ mod shape;
 mod tape;
 mod tensor;
 mod variable;
+mod variance;
 mod window;
 
 #[cfg(test)]
@@ -102,4 +104,5 @@ pub use shape::{
 pub use tape::{backward, jacobian, lock, Node, Source, Tape, TapeRef, Unconnected};
 pub use tensor::{Tensor, TensorId};
 pub use variable::Variable;
+pub use variance::{reduce_std, reduce_variance};
 pub use window::{conv2d_op as conv2d, pool, Conv, Padding, Pool, WindowOp};

@@ -32,7 +32,10 @@ pub use ops::BinaryOp;
 pub use print::{
     repr_array, repr_with_options, repr_with_prefix, str_array, str_with_options, PrintOptions,
 };
-pub use random::RandomState;
+pub use random::{
+    philox_categorical, philox_floats, philox_ints, philox_permutation, Philox, PhiloxDist,
+    RandomState,
+};
 pub use reduce::Reduction;
 
 /// Errors of array operations. Each variant maps to the Python exception numpy raises

@@ -67,3 +67,4 @@ mod tf_keras_objects;
 mod tf_nan;
 mod tf_saving;
 mod tf_session;
+mod tf_surface;

@@ -2,9 +2,9 @@
 //! find data and save models (getcwd, listdir, makedirs, environ, path joins and tests,
 //! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`), and the
 //! standard-library modules notebooks import beside them, a file each: `json`, `shutil`,
-//! `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`, `operator` and
-//! `collections` (`deque`, `namedtuple`). Plain wrappers over `std::fs`; errors become
-//! `FileNotFoundError`/`OSError` with CPython's wording.
+//! `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`, `operator`,
+//! `collections` (`deque`, `namedtuple`) and `random` (CPython's streams). Plain wrappers
+//! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod collections;
 mod functools;
@@ -13,6 +13,7 @@ mod itertools;
 mod json;
 mod operator;
 mod pathlib;
+pub mod random;
 mod record;
 mod shutil;
 mod string;

@@ -478,3 +478,46 @@ pub fn module() -> Value {
         .with("experimental", experimental.into_value())
         .into_value()
 }
+
+/// `tf.device(name)`: a context manager naming where ops run. The kernel places every
+/// eager op itself (replicas choose their own devices), so entering it changes nothing;
+/// as in TF, the name must be a string and `with ... as d` binds `None`.
+struct DeviceScope;
+
+impl Object for DeviceScope {
+    fn type_name(&self) -> String {
+        "_EagerDeviceContext".into()
+    }
+    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!(
+            "<tensorflow.python.eager.context._EagerDeviceContext object at {}>",
+            super::address_of(self)
+        ))
+    }
+    fn enter(&self, _this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
+        Ok(Value::None)
+    }
+    fn exit(&self, _error: Option<&crate::lang::PyErr>, _ctx: &mut dyn Ctx) -> PyResult<bool> {
+        Ok(false)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.device(device_name)`.
+pub fn device(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind("device", &["device_name"], 1)?;
+    match &s[0] {
+        Some(Value::Str(_)) | Some(Value::None) => Ok(Value::native(DeviceScope)),
+        Some(v) => {
+            let shown = ctx.repr(v)?;
+            Err(TfError::Value(format!(
+                "Expecting a string device name. Got <class '{}'>({shown})",
+                v.type_name()
+            ))
+            .into())
+        }
+        None => Ok(Value::native(DeviceScope)),
+    }
+}

@@ -101,6 +101,10 @@ impl Object for DType {
     fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
         Ok(format!("tf.{}", self.name))
     }
+    /// TF's `str` of a dtype differs from its `repr`: `print(t.dtype)` shows this.
+    fn str(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
+        Ok(format!("<dtype: '{}'>", self.name))
+    }
     fn getattr(&self, _this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(Some(match name {
             "name" => Value::str(self.name),

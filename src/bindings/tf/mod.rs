@@ -55,7 +55,7 @@ use crate::cell::{Output, StreamName};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
 
 /// The version of the TensorFlow API this module mirrors (what `tf.__version__` shows).
-pub const API_VERSION: &str = "2.16.1";
+pub const API_VERSION: &str = "2.21.0";
 
 /// Errors raised by the `tensorflow` binding, each mapped to the Python exception class
 /// TensorFlow raises in the same situation. Messages carry TF's text and, where a student
@@ -119,6 +119,27 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("errors", errors::errors_module(ctx))
     .with("keras", keras::module())
     .with("random", random::module())
+    .with(
+        "version",
+        NativeModule::new("tensorflow.version", "TensorFlow's version.")
+            .with("VERSION", Value::str(API_VERSION))
+            .into_value(),
+    )
+    .with("newaxis", Value::None)
+    .with(
+        "Tensor",
+        // A class for `isinstance`: eager and symbolic tensors name it in their chain.
+        crate::lang::NativeClass::new(
+            "Tensor",
+            "tensorflow.python.framework.tensor",
+            "A `tf.Tensor` represents a multidimensional array of elements.",
+        )
+        .into_value(),
+    )
+    .with(
+        "device",
+        func("device", "device(device_name)", config::device),
+    )
     .with("train", train::module())
     .with("TensorShape", shape::class())
     .with(

@@ -123,6 +123,34 @@ fn reduction(name: &'static str, kind: ReduceKind) -> Value {
     )
 }
 
+/// `tf.math.reduce_variance` (or, `std`, `reduce_std`): float inputs only, as in TF.
+fn spread(name: &'static str, std: bool) -> Value {
+    NativeFn::value(
+        name,
+        "reduce(input_tensor, axis=None, keepdims=False, name=None)",
+        move |args, ctx| {
+            let s = args.bind(name, &["input_tensor", "axis", "keepdims", "name"], 1)?;
+            let t = tensor_of(arg(&s, 0), ctx)?;
+            if !t.dtype().is_float() {
+                return Err(TfError::Type(format!(
+                    "Input must be either real or complex. Received integer type <dtype: '{}'>.",
+                    t.dtype().name()
+                ))
+                .into());
+            }
+            let axes = axes_arg(s[1].as_ref(), ctx)?;
+            let keep = flag(&s, 2, false)?;
+            apply(ctx, |e| {
+                if std {
+                    ops::reduce_std(e, &t, axes, keep)
+                } else {
+                    ops::reduce_variance(e, &t, axes, keep)
+                }
+            })
+        },
+    )
+}
+
 fn arg_reduction(name: &'static str, max: bool) -> Value {
     NativeFn::value(
         name,
@@ -228,6 +256,8 @@ fn math_fns() -> Vec<(&'static str, Value)> {
         ("reduce_prod", reduction("reduce_prod", ReduceKind::Prod)),
         ("reduce_any", reduction("reduce_any", ReduceKind::Any)),
         ("reduce_all", reduction("reduce_all", ReduceKind::All)),
+        ("reduce_variance", spread("reduce_variance", false)),
+        ("reduce_std", spread("reduce_std", true)),
         ("argmax", arg_reduction("argmax", true)),
         ("argmin", arg_reduction("argmin", false)),
         ("divide", divide("divide")),

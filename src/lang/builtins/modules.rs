@@ -10,7 +10,7 @@ use crate::lang::values::value::Value;
 use crate::lang::{NativeFn, NativeModule};
 
 const PROVIDED: &str =
-    "tensorflow, numpy, matplotlib.pyplot, os, os.path, pathlib, json, shutil, tempfile, glob, fnmatch, string, itertools, functools, operator, collections, math, time, sys, IPython.display";
+    "tensorflow, numpy, matplotlib.pyplot, os, os.path, pathlib, json, shutil, tempfile, glob, fnmatch, string, itertools, functools, operator, collections, random, math, time, sys, IPython.display";
 
 impl Vm<'_> {
     pub fn import(&mut self, name: &str) -> PyResult<Value> {

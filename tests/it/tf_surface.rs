@@ -1,0 +1,81 @@
+//! TensorFlow's random numbers and Python's `random` module seen from a notebook. Against
+//! real CPython 3.11 / TensorFlow 2.21: every cell of
+//! tests/fixtures/tf/surface_reference.json (CPython's Mersenne Twister streams through
+//! every sampler of `random` and their errors; `tf.random.set_seed` with the op seeds TF
+//! derives, uniform floats and ints, normal and truncated normal samples, op seeds with
+//! and without a global seed, the stateless ops, `tf.random.Generator`, and the str and
+//! repr of dtypes) runs in a fresh session and must print what the reference printed:
+//! Python's floats exactly, float32 samples within float32 rounding, other text exactly.
+//! The fixture is written by tests/fixtures/tf/make_surface_reference.py. Against the
+//! kernel itself: a random op inside `tf.function` draws fresh numbers on every call.
+
+use crate::common::cells::{self, every_cell_matches, Fixture};
+
+use mirror_kernel::session::Session;
+
+#[test]
+fn every_cell_matches_the_reference() {
+    every_cell_matches(&Fixture {
+        file: "tests/fixtures/tf/surface_reference.json",
+        tol: 1e-6,
+        warnings: "UserWarning:",
+        printed: cells::stdout,
+    });
+}
+
+#[test]
+fn random_ops_in_a_tf_function_draw_fresh_numbers_on_every_call() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = cells::ok(
+        &session,
+        r#"import tensorflow as tf
+tf.random.set_seed(3)
+
+@tf.function
+def f():
+    return tf.random.uniform([4]), tf.random.normal([4], seed=2)
+
+a = [t.numpy().tolist() for t in f()]
+b = [t.numpy().tolist() for t in f()]
+c = [t.numpy().tolist() for t in f()]
+print(a[0] != b[0], b[0] != c[0], a[1] != b[1], b[1] != c[1])
+print(all(0.0 <= v < 1.0 for v in a[0] + b[0] + c[0]))
+"#,
+    );
+    assert_eq!(out, "True True True True\nTrue\n");
+}
+
+#[test]
+fn reduce_variance_and_reduce_std_gradients_match_finite_differences() {
+    // Central differences in float64 of the kernel's own forward values, against the
+    // gradient its tape computes through the composed ops.
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = cells::ok(
+        &session,
+        r#"import tensorflow as tf
+import numpy as np
+x0 = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]])
+worst = 0.0
+for f in [lambda t: tf.math.reduce_std(t),
+          lambda t: tf.math.reduce_variance(t, axis=1),
+          lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
+          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0)]:
+    x = tf.constant(x0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(f(x))
+    g = tape.gradient(y, x).numpy()
+    h = 1e-6
+    for i in range(2):
+        for j in range(3):
+            up = x0.copy()
+            up[i, j] += h
+            down = x0.copy()
+            down[i, j] -= h
+            fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
+            worst = max(worst, abs(fd - g[i, j]))
+print(worst < 1e-6, g.dtype)
+"#,
+    );
+    assert_eq!(out, "True float64\n");
+}
