@@ -9,6 +9,7 @@ use super::error::{fmt_shape, KResult, KerasError};
 pub use super::init::Init;
 pub use super::merge::MergeOp;
 pub use super::norm::Norm;
+pub use super::stateless::Stateless;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,9 @@ pub enum LayerKind {
     Merge(MergeOp),
     /// `BatchNormalization` and `LayerNormalization`: they run on the op library only.
     Norm(Norm),
+    /// Pooling, rectifier, rescaling and rearranging layers without variables: they run
+    /// on the op library only.
+    Stateless(Stateless),
 }
 
 impl LayerKind {
@@ -139,6 +143,7 @@ impl LayerKind {
             LayerKind::Softmax => "Softmax",
             LayerKind::Merge(m) => m.class_name(),
             LayerKind::Norm(n) => n.class_name(),
+            LayerKind::Stateless(s) => s.class_name(),
         }
     }
 
@@ -155,12 +160,13 @@ impl LayerKind {
             LayerKind::Softmax => "softmax",
             LayerKind::Merge(m) => m.base_name(),
             LayerKind::Norm(n) => n.base_name(),
+            LayerKind::Stateless(s) => s.base_name(),
         }
     }
 
     /// Whether the compiled engine runs this kind; the others run on the op library.
     pub fn on_engine(&self) -> bool {
-        !matches!(self, LayerKind::Norm(_))
+        !matches!(self, LayerKind::Norm(_) | LayerKind::Stateless(_))
     }
 
     /// The activation applied after the layer's core operation, if any.
@@ -436,6 +442,7 @@ impl ModelConfig {
                     }
                     (shape.clone(), (None, None))
                 }
+                LayerKind::Stateless(s) => (s.out_shape(&l.name, &shape)?, (None, None)),
             };
             plan.in_shapes.push(shape);
             plan.out_shapes.push(out.clone());

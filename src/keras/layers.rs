@@ -351,6 +351,7 @@ pub fn forward(
             // The plan refuses a merge in a chain; a graph runs it elsewhere.
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
             LayerKind::Norm(n) => return Err(n.not_on_engine()),
+            LayerKind::Stateless(s) => return Err(s.not_on_engine()),
         }
     }
     Ok(())
@@ -469,6 +470,7 @@ pub fn backward(
             LayerKind::Softmax => act_backward(dev, Act::Softmax, x, y, dy, dx)?,
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
             LayerKind::Norm(n) => return Err(n.not_on_engine()),
+            LayerKind::Stateless(s) => return Err(s.not_on_engine()),
         }
     }
     Ok(())

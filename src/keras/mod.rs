@@ -41,6 +41,7 @@ pub mod optimizer;
 pub mod pickle;
 pub mod replica;
 pub mod saving;
+pub mod stateless;
 pub mod summary;
 pub mod trainer;
 pub mod validate;
@@ -49,7 +50,8 @@ pub use callbacks::{Callback, EarlyStopping, LearningRateScheduler, TrainInfo};
 pub use checkpoint::ModelCheckpoint;
 pub use compile::{CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig};
 pub use config::{
-    Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, NameScope, Padding, Plan, VarSpec,
+    Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, NameScope, Padding, Plan, Stateless,
+    VarSpec,
 };
 pub use error::{KResult, KerasError};
 pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};

@@ -19,7 +19,10 @@
 //!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
 //!   (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and batch
 //!   normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
-//!   `reduce_std`, composed too), `random.rs` (dropout, samples, seeds, TF's Philox ops),
+//!   `reduce_std`), `pooling.rs` (global and one-dimensional pooling), `rectifier.rs`
+//!   (Keras's ReLU and ELU with their arguments) and `resize.rs` (nearest upsampling and
+//!   zero padding of images), composed likewise, `random.rs` (dropout, samples, seeds, TF's
+//!   Philox ops),
 //!   `optimizer.rs` (an optimizer's update of a variable and its slots, on the device's
 //!   `optimizer_step`).
 //!   Each family file also holds its builder functions (`add`, `matmul`, `reduce_sum`,
@@ -64,8 +67,11 @@ mod loss;
 mod normalization;
 mod op;
 mod optimizer;
+mod pooling;
 mod random;
+mod rectifier;
 mod reduce;
+mod resize;
 mod shape;
 mod tape;
 mod tensor;
@@ -93,10 +99,13 @@ pub use loss::{loss, Loss};
 pub use normalization::{batch_normalization, moments};
 pub use op::{CustomOp, Op, Outputs, Saved};
 pub use optimizer::{apply_update, ApplyUpdate};
+pub use pooling::{global_pool, pool1d};
 pub use random::{dropout, sample, RandomOp, SeedStream};
+pub use rectifier::{keras_elu, keras_relu};
 pub use reduce::{
     reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };
+pub use resize::{upsample_nearest, zero_pad2d};
 pub use shape::{
     broadcast_to, concat, expand_dims, reshape, split, squeeze, stack, transpose, unstack, ShapeOp,
     SplitSizes,

@@ -75,6 +75,7 @@ fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
         LayerKind::Merge(MergeOp::Concatenate { axis }) => json!({ "axis": axis }),
         LayerKind::Merge(_) => json!({}),
         LayerKind::Norm(n) => super::super::norm::config_json(n, init_json),
+        LayerKind::Stateless(s) => super::super::stateless::config_json(s),
     };
     if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
         c.extend(e.clone());
@@ -326,11 +327,10 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
         },
         "Activation" => LayerKind::Activation(act("activation")?),
         "Softmax" => LayerKind::Softmax,
-        other => {
-            return Err(KerasError::unknown(
-                "layer",
-                other,
-                &[
+        other => match crate::keras::stateless::from_config(other, c) {
+            Some(s) => LayerKind::Stateless(s?),
+            None => {
+                let mut known = vec![
                     "InputLayer",
                     "Dense",
                     "Conv2D",
@@ -340,9 +340,11 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                     "Dropout",
                     "Activation",
                     "Softmax",
-                ],
-            ))
-        }
+                ];
+                known.extend(crate::keras::stateless::CLASSES);
+                return Err(KerasError::unknown("layer", other, &known));
+            }
+        },
     };
     let name = string(c, "name", kind.base_name()).to_string();
     Ok(Some(LayerSpec { name, kind }))

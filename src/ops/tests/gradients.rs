@@ -487,3 +487,55 @@ fn normalization_over_the_batch_and_over_features() {
         ))
     });
 }
+
+#[test]
+fn keras_rectifiers_with_their_arguments() {
+    // (negative_slope, max_value, threshold): each branch Keras's relu takes.
+    let cases: [(f64, Option<f64>, f64); 6] = [
+        (0.0, None, 0.0),
+        (0.2, None, 0.0),
+        (0.0, Some(6.0), 0.0),
+        (0.0, Some(0.7), 0.0),
+        (0.0, None, 0.5),
+        (0.1, Some(0.9), 0.5),
+    ];
+    for (slope, max, threshold) in cases {
+        let x = away(&[3, 4], 80);
+        check("KerasRelu", vec![x], &[true], &|e, x| {
+            one(keras_relu(e, &x[0], slope, max, threshold))
+        });
+    }
+    for alpha in [1.0, 0.5] {
+        check("KerasElu", vec![away(&[3, 4], 81)], &[true], &|e, x| {
+            one(keras_elu(e, &x[0], alpha))
+        });
+    }
+}
+
+#[test]
+fn global_and_one_dimensional_pooling() {
+    for (max, keepdims) in [(false, false), (true, false), (false, true), (true, true)] {
+        for shape in [&[2, 3, 4][..], &[2, 3, 2, 4][..]] {
+            check(
+                "GlobalPool",
+                vec![uniform(shape, 82, -1.0, 1.0)],
+                &[true],
+                &|e, x| one(global_pool(e, &x[0], max, keepdims)),
+            );
+        }
+    }
+    for (size, stride, padding) in [
+        (2, 2, Padding::Valid),
+        (3, 2, Padding::Same),
+        (3, 1, Padding::Valid),
+    ] {
+        for max in [false, true] {
+            check(
+                "Pool1D",
+                vec![uniform(&[2, 7, 3], 83, -1.0, 1.0)],
+                &[true],
+                &|e, x| one(pool1d(e, &x[0], size, stride, padding, max)),
+            );
+        }
+    }
+}

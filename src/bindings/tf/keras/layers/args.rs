@@ -10,7 +10,7 @@ use super::base::{check_kwargs, unique_name, LAYER_KWARGS};
 use super::kerr;
 use super::layer::{Builtin, LayerObj};
 use crate::keras::norm::Norm;
-use crate::keras::{Act, Init, LayerKind, Padding};
+use crate::keras::{Act, Init, LayerKind, Padding, Stateless};
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
 
 pub fn pos_usize(v: &Value, what: &str) -> PyResult<usize> {
@@ -111,11 +111,12 @@ pub(super) fn bind(cls: &str, args: &Args, own: &[&str], required: usize) -> PyR
         .cloned()
         .partition(|(k, _)| own.contains(&k.as_str()));
     check_kwargs(cls, &rest, &[])?;
+    // Python names the constructor in its arity errors (`Dense.__init__() missing ...`).
     let own = Args {
         pos: args.pos.clone(),
         kw: mine,
     }
-    .bind(cls, own, required)?;
+    .bind(&format!("{cls}.__init__"), own, required)?;
     let get = |k: &str| {
         rest.iter()
             .find(|(n, _)| n == k)
@@ -477,4 +478,375 @@ pub fn layer_normalization(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         gamma_initializer: engine_init(given(&s[5]), Init::Ones)?,
     });
     Ok(make(kind, b, ctx))
+}
+
+/// A number argument of a rectifier that must be a number at least 0 (Keras's test), or
+/// Keras's `ValueError` with `message` and the value as given.
+fn non_negative(
+    v: Option<&Value>,
+    default: f64,
+    message: &str,
+    what: &str,
+    ctx: &mut dyn Ctx,
+) -> PyResult<f64> {
+    let Some(v) = v else {
+        return Ok(default);
+    };
+    let x = match v {
+        Value::None => None,
+        other => Some(other.as_float()?),
+    };
+    match x {
+        Some(x) if x >= 0.0 => Ok(x),
+        _ => Err(PyErr::value_error(format!(
+            "{message} Received: {what}={}",
+            ctx.repr(v)?
+        ))),
+    }
+}
+
+/// A `Some` for an argument given, `None` passed explicitly included (`threshold=None`).
+fn passed(v: &Option<Value>) -> Option<&Value> {
+    v.as_ref()
+}
+
+/// `data_format`: only `channels_last` (the default) runs here.
+fn channels_last(v: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<()> {
+    match v
+        .map(|v| v.as_str().map(str::to_ascii_lowercase))
+        .transpose()?
+    {
+        None => Ok(()),
+        Some(f) if f == "channels_last" => Ok(()),
+        Some(f) if f == "channels_first" => Err(PyErr::not_implemented(
+            "data_format='channels_first' is not supported here",
+        )),
+        Some(_) => Err(PyErr::value_error(format!(
+            "The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. \
+             Received: data_format={}",
+            v.map(|v| ctx.repr(v)).transpose()?.unwrap_or_default()
+        ))),
+    }
+}
+
+/// `GlobalAveragePooling1D/2D` and `GlobalMaxPooling1D/2D(data_format=None,
+/// keepdims=False)`.
+pub fn global_pool(args: &Args, ctx: &mut dyn Ctx, max: bool, rank: usize) -> PyResult<Value> {
+    let kind = Stateless::GlobalPool {
+        max,
+        rank,
+        keepdims: false,
+    };
+    let b = bind(kind.class_name(), args, &["data_format", "keepdims"], 0)?;
+    channels_last(given(&b.own[0]), ctx)?;
+    let keepdims = flag_arg(&b.own[1], false)?;
+    let kind = Stateless::GlobalPool {
+        max,
+        rank,
+        keepdims,
+    };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// Keras's `standardize_tuple`: an int (repeated `n` times) or `n` ints, each positive
+/// (or with `allow_zero` at least 0), with Keras's `ValueError` otherwise.
+fn standardize_tuple(
+    v: &Value,
+    n: usize,
+    name: &str,
+    allow_zero: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Vec<usize>> {
+    let mut msg = format!(
+        "The `{name}` argument must be a tuple of {n} integers. Received {name}={}",
+        ctx.repr(v)?
+    );
+    let items: Vec<i64> = match v {
+        Value::Int(k) => vec![*k; n],
+        other => {
+            let seq = other
+                .as_seq()
+                .filter(|s| s.len() == n)
+                .ok_or_else(|| PyErr::value_error(msg.clone()))?;
+            seq.iter().map(|d| d.as_int()).collect::<PyResult<_>>()?
+        }
+    };
+    let mut bad: Vec<i64> = items
+        .iter()
+        .copied()
+        .filter(|d| if allow_zero { *d < 0 } else { *d <= 0 })
+        .collect();
+    bad.sort_unstable();
+    bad.dedup();
+    if !bad.is_empty() {
+        let shown: Vec<String> = bad.iter().map(i64::to_string).collect();
+        let req = if allow_zero { ">= 0" } else { "> 0" };
+        msg.push_str(&format!(
+            ", including values {{{}}} that do not satisfy `value {req}`",
+            shown.join(", ")
+        ));
+        return Err(PyErr::value_error(msg));
+    }
+    Ok(items.iter().map(|d| *d as usize).collect())
+}
+
+/// A window argument of a pooling of `rank` axes (1 or 2) as a pair.
+fn window(v: &Value, rank: usize, what: &str, ctx: &mut dyn Ctx) -> PyResult<(usize, usize)> {
+    let t = standardize_tuple(v, rank, what, false, ctx)?;
+    Ok((
+        t.first().copied().unwrap_or(1),
+        t.get(1).copied().unwrap_or(1),
+    ))
+}
+
+/// `UpSampling2D(size=(2, 2), data_format=None, interpolation='nearest')`.
+pub fn up_sampling2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "UpSampling2D",
+        args,
+        &["size", "data_format", "interpolation"],
+        0,
+    )?;
+    let s = &b.own;
+    let size = match given(&s[0]) {
+        Some(v) => window(v, 2, "size", ctx)?,
+        None => (2, 2),
+    };
+    channels_last(given(&s[1]), ctx)?;
+    if let Some(i) = given(&s[2]) {
+        if !i.as_str()?.eq_ignore_ascii_case("nearest") {
+            return Err(PyErr::not_implemented(format!(
+                "UpSampling2D(interpolation={}) is not supported here: only 'nearest' is",
+                ctx.repr(i)?
+            )));
+        }
+    }
+    let kind = Stateless::UpSampling2D { size };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `ZeroPadding2D(padding=(1, 1), data_format=None)`: an int, `(rows, cols)` on both
+/// sides, or `((top, bottom), (left, right))`.
+pub fn zero_padding2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("ZeroPadding2D", args, &["padding", "data_format"], 0)?;
+    let s = &b.own;
+    let padding = match given(&s[0]) {
+        None => ((1, 1), (1, 1)),
+        Some(Value::Int(p)) => {
+            let p = standardize_tuple(&Value::Int(*p), 2, "padding", true, ctx)?;
+            let p = p.first().copied().unwrap_or(0);
+            ((p, p), (p, p))
+        }
+        Some(v) => {
+            let shown = ctx.repr(v)?;
+            let items = v.as_seq().ok_or_else(|| {
+                PyErr::value_error(format!(
+                    "`padding` should be either an int, a tuple of 2 ints \
+                     (symmetric_height_crop, symmetric_width_crop), or a tuple of 2 tuples of \
+                     2 ints ((top_crop, bottom_crop), (left_crop, right_crop)). Received: \
+                     padding={shown}."
+                ))
+            })?;
+            let [rows, cols] = items.as_slice() else {
+                return Err(PyErr::value_error(format!(
+                    "`padding` should have two elements. Received: padding={shown}."
+                )));
+            };
+            let side = |v: &Value, name: &str, ctx: &mut dyn Ctx| {
+                let t = standardize_tuple(v, 2, name, true, ctx)?;
+                Ok::<_, PyErr>((
+                    t.first().copied().unwrap_or(0),
+                    t.get(1).copied().unwrap_or(0),
+                ))
+            };
+            (
+                side(rows, "1st entry of padding", ctx)?,
+                side(cols, "2nd entry of padding", ctx)?,
+            )
+        }
+    };
+    channels_last(given(&s[1]), ctx)?;
+    let kind = Stateless::ZeroPadding2D { padding };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `AveragePooling1D/2D(pool_size, strides=None, padding='valid', data_format=None)`.
+pub fn average_pool(args: &Args, ctx: &mut dyn Ctx, rank: usize) -> PyResult<Value> {
+    let cls = if rank == 1 {
+        "AveragePooling1D"
+    } else {
+        "AveragePooling2D"
+    };
+    let b = bind(
+        cls,
+        args,
+        &["pool_size", "strides", "padding", "data_format"],
+        1,
+    )?;
+    let s = &b.own;
+    let pool_size = window(
+        s[0].as_ref().unwrap_or(&Value::None),
+        rank,
+        "pool_size",
+        ctx,
+    )?;
+    let strides = match given(&s[1]) {
+        Some(v) => window(v, rank, "strides", ctx)?,
+        None => pool_size,
+    };
+    let padding = match given(&s[2]) {
+        Some(p) => Padding::parse(p.as_str()?).map_err(kerr)?,
+        None => Padding::Valid,
+    };
+    channels_last(given(&s[3]), ctx)?;
+    let kind = Stateless::AveragePool {
+        rank,
+        pool_size,
+        strides,
+        padding,
+    };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `ReLU(max_value=None, negative_slope=0.0, threshold=0.0)`.
+pub fn relu(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "ReLU",
+        args,
+        &["max_value", "negative_slope", "threshold"],
+        0,
+    )?;
+    let s = &b.own;
+    let max_value = match given(&s[0]) {
+        None => None,
+        Some(v) => Some(non_negative(
+            Some(v),
+            0.0,
+            "max_value of a ReLU layer cannot be a negative value.",
+            "max_value",
+            ctx,
+        )?),
+    };
+    let negative_slope = non_negative(
+        passed(&s[1]),
+        0.0,
+        "negative_slope of a ReLU layer cannot be None or a negative value.",
+        "negative_slope",
+        ctx,
+    )?;
+    let threshold = non_negative(
+        passed(&s[2]),
+        0.0,
+        "threshold of a ReLU layer cannot be None or a negative value.",
+        "threshold",
+        ctx,
+    )?;
+    let kind = Stateless::ReLU {
+        max_value,
+        negative_slope,
+        threshold,
+    };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `LeakyReLU(negative_slope=0.3)`; Keras 3 still takes the deprecated `alpha` for it, with
+/// a warning.
+pub fn leaky_relu(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("LeakyReLU", args, &["negative_slope", "alpha"], 0)?;
+    let s = &b.own;
+    let slope = match passed(&s[1]) {
+        Some(alpha) => {
+            ctx.emit(crate::cell::Output::Stream {
+                name: crate::cell::StreamName::Stderr,
+                text: "UserWarning: Argument `alpha` is deprecated. Use `negative_slope` \
+                       instead.\n"
+                    .into(),
+            });
+            Some(alpha)
+        }
+        None => passed(&s[0]),
+    };
+    let negative_slope = non_negative(
+        slope,
+        0.3,
+        "The negative_slope value of a Leaky ReLU layer cannot be None or negative value. \
+         Expected a float.",
+        "negative_slope",
+        ctx,
+    )?;
+    let kind = Stateless::LeakyReLU { negative_slope };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `ELU(alpha=1.0)`.
+pub fn elu(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("ELU", args, &["alpha"], 0)?;
+    let alpha = float_arg(&b.own[0], 1.0)?;
+    Ok(make(LayerKind::Stateless(Stateless::ELU { alpha }), b, ctx))
+}
+
+/// `Rescaling(scale, offset=0.0)`.
+pub fn rescaling(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Rescaling", args, &["scale", "offset"], 1)?;
+    let scale = b.own[0].as_ref().unwrap_or(&Value::None).as_float()?;
+    let offset = float_arg(&b.own[1], 0.0)?;
+    let kind = Stateless::Rescaling { scale, offset };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
+/// `RepeatVector(n)`.
+pub fn repeat_vector(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("RepeatVector", args, &["n"], 1)?;
+    let n = match b.own[0].as_ref() {
+        Some(Value::Int(n)) => *n,
+        Some(other) => {
+            return Err(PyErr::type_error(format!(
+                "Expected an integer value for `n`, got <class '{}'>.",
+                other.type_name()
+            )))
+        }
+        None => 0,
+    };
+    let n = usize::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+        PyErr::value_error(format!(
+            "Argument `n` should be a positive integer. Received: n={n}"
+        ))
+    })?;
+    Ok(make(
+        LayerKind::Stateless(Stateless::RepeatVector { n }),
+        b,
+        ctx,
+    ))
+}
+
+/// `Permute(dims)`: the new order of the axes after the batch axis, from 1.
+pub fn permute(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Permute", args, &["dims"], 1)?;
+    let given_dims = b.own[0].clone().unwrap_or(Value::None);
+    let dims: Vec<i64> = given_dims
+        .as_seq()
+        .ok_or_else(|| {
+            PyErr::type_error(format!(
+                "'{}' object is not iterable",
+                given_dims.type_name()
+            ))
+        })?
+        .iter()
+        .map(|d| d.as_int())
+        .collect::<PyResult<_>>()?;
+    let mut sorted = dims.clone();
+    sorted.sort_unstable();
+    if sorted != (1..=dims.len() as i64).collect::<Vec<_>>() {
+        return Err(PyErr::value_error(format!(
+            "Invalid permutation argument `dims` for Permute Layer. The set of indices in \
+             `dims` must be consecutive and start from 1. Received dims={}",
+            ctx.repr(&given_dims)?
+        )));
+    }
+    let dims = dims.iter().map(|d| *d as usize).collect();
+    Ok(make(
+        LayerKind::Stateless(Stateless::Permute { dims }),
+        b,
+        ctx,
+    ))
 }

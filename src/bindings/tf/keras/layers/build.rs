@@ -10,7 +10,9 @@ use super::super::super::TfState;
 use super::super::variable::KerasVariable;
 use super::kerr;
 use super::layer::{built_spec, Dims, LayerObj};
-use crate::keras::{initial_weights, HostArray, LayerKind, LayerSpec, ModelConfig, Plan};
+use crate::keras::{
+    initial_weights, HostArray, LayerKind, LayerSpec, ModelConfig, Plan, Stateless,
+};
 use crate::lang::{Ctx, PyErr, PyResult, Value};
 use crate::tensor::NdArray;
 
@@ -73,8 +75,40 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
             out.extend(planned.iter().map(|d| known.then_some(*d)));
         }
         LayerKind::Merge(_) => out.extend(rest.iter().copied()),
+        LayerKind::Stateless(s) => out.extend(stateless_dims(s, rest, &planned)),
     }
     Ok(out)
+}
+
+/// The output dims (without the batch axis) of a layer without variables, sizes that come
+/// from unknown input sizes kept unknown.
+fn stateless_dims(s: &Stateless, rest: &[Option<usize>], planned: &[usize]) -> Dims {
+    let at = |i: usize| rest.get(i).copied().flatten();
+    match s {
+        Stateless::GlobalPool { keepdims, .. } => {
+            let kept = if *keepdims {
+                rest.len().saturating_sub(1)
+            } else {
+                0
+            };
+            let mut out: Dims = vec![Some(1); kept];
+            out.push(rest.last().copied().flatten());
+            out
+        }
+        Stateless::AveragePool { rank, .. } => planned
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i >= *rank || at(i).is_some()).then_some(*d))
+            .collect(),
+        Stateless::RepeatVector { n } => vec![Some(*n), at(0)],
+        Stateless::Permute { dims } => dims.iter().map(|d| at(d.saturating_sub(1))).collect(),
+        Stateless::UpSampling2D { .. } | Stateless::ZeroPadding2D { .. } => planned
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i >= 2 || at(i).is_some()).then_some(*d))
+            .collect(),
+        _ => rest.to_vec(),
+    }
 }
 
 /// The name scope's prefix for a variable made now (`sequential/` inside a model's build or

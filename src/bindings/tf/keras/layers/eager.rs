@@ -9,7 +9,7 @@ use super::super::super::convert::variable_in;
 use super::super::super::eager::{context, run};
 use super::super::super::random::seeds;
 use crate::keras::norm::Norm;
-use crate::keras::{Act, LayerKind, Padding};
+use crate::keras::{Act, LayerKind, Padding, Stateless};
 use crate::lang::{Ctx, PyResult, Value};
 use crate::ops::{self, Activation, Assign, Conv, Eager, OpResult, Pool, Tensor};
 
@@ -19,6 +19,23 @@ fn window_padding(p: Padding) -> ops::Padding {
         Padding::Valid => ops::Padding::Valid,
         Padding::Same => ops::Padding::Same,
     }
+}
+
+/// A two-dimensional max (`max`) or average pooling with Keras's window arguments.
+fn pool2d(
+    e: &mut Eager,
+    x: &Tensor,
+    ksize: (usize, usize),
+    strides: (usize, usize),
+    padding: Padding,
+    max: bool,
+) -> OpResult<Tensor> {
+    let p = Pool {
+        ksize,
+        strides,
+        padding: window_padding(padding),
+    };
+    ops::pool(e, x, p, max)
 }
 
 /// Applies an activation as Keras does after a layer's core operation.
@@ -88,16 +105,7 @@ pub fn forward(
             pool_size,
             strides,
             padding,
-        } => ops::pool(
-            e,
-            x,
-            Pool {
-                ksize: *pool_size,
-                strides: *strides,
-                padding: window_padding(*padding),
-            },
-            true,
-        ),
+        } => pool2d(e, x, *pool_size, *strides, *padding, true),
         LayerKind::Flatten => {
             let batch = x.shape().first().copied().unwrap_or(1) as i64;
             let shape: &[i64] = if x.ndim() <= 1 { &[-1] } else { &[batch, -1] };
@@ -117,7 +125,64 @@ pub fn forward(
         // A merge reads several tensors: `merge.rs` runs it.
         LayerKind::Merge(_) => Ok(x.clone()),
         LayerKind::Norm(n) => normalize(e, n, &read, &vars, x, training && trainable),
+        LayerKind::Stateless(s) => stateless(e, s, x),
     })
+}
+
+/// A layer without variables applied to `x`, with the ops Keras's TensorFlow backend runs.
+fn stateless(e: &mut Eager, s: &Stateless, x: &Tensor) -> OpResult<Tensor> {
+    match s {
+        Stateless::GlobalPool { max, keepdims, .. } => ops::global_pool(e, x, *max, *keepdims),
+        Stateless::AveragePool {
+            rank: 1,
+            pool_size,
+            strides,
+            padding,
+        } => ops::pool1d(
+            e,
+            x,
+            pool_size.0,
+            strides.0,
+            window_padding(*padding),
+            false,
+        ),
+        Stateless::AveragePool {
+            pool_size,
+            strides,
+            padding,
+            ..
+        } => pool2d(e, x, *pool_size, *strides, *padding, false),
+        Stateless::ReLU {
+            max_value,
+            negative_slope,
+            threshold,
+        } => ops::keras_relu(e, x, *negative_slope, *max_value, *threshold),
+        Stateless::LeakyReLU { negative_slope } => ops::activate(
+            e,
+            Activation::LeakyRelu {
+                alpha: *negative_slope as f32,
+            },
+            x,
+        ),
+        Stateless::ELU { alpha } => ops::keras_elu(e, x, *alpha),
+        Stateless::Rescaling { scale, offset } => {
+            let y = ops::scale(e, x, *scale)?;
+            ops::add(e, &y, &Tensor::scalar(*offset, x.dtype()))
+        }
+        Stateless::RepeatVector { n } => {
+            let wide = ops::expand_dims(e, x, 1)?;
+            let mut shape = x.shape().to_vec();
+            shape.insert(1.min(shape.len()), *n);
+            ops::broadcast_to(e, &wide, &shape)
+        }
+        Stateless::Permute { dims } => {
+            let mut perm = vec![0i64];
+            perm.extend(dims.iter().map(|d| *d as i64));
+            ops::transpose(e, x, &perm)
+        }
+        Stateless::UpSampling2D { size } => ops::upsample_nearest(e, x, size.0, size.1),
+        Stateless::ZeroPadding2D { padding } => ops::zero_pad2d(e, x, padding.0, padding.1),
+    }
 }
 
 /// A normalization of `x` with its variables (`read` their values, `vars` the variables in

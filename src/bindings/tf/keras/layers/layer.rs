@@ -200,6 +200,10 @@ fn initial_spec(kind: &LayerKind) -> Option<InputSpec> {
             min_ndim: Some(1),
             ..InputSpec::default()
         }),
+        LayerKind::Stateless(s) => s.input_ndim().map(|n| InputSpec {
+            ndim: Some(n),
+            ..InputSpec::default()
+        }),
         _ => None,
     }
 }
@@ -396,9 +400,14 @@ impl Object for LayerObj {
         }
         match name {
             "kernel" | "bias" => return self.variable_attr(name).map(Some),
-            "get_config" if matches!(self.kind(), Some(LayerKind::Norm(_))) => {
+            "get_config"
+                if matches!(
+                    self.kind(),
+                    Some(LayerKind::Norm(_) | LayerKind::Stateless(_))
+                ) =>
+            {
                 return Ok(Some(bound::<LayerObj>(this, name, |l, _, _, _| {
-                    Ok(l.norm_config())
+                    Ok(l.own_config())
                 })))
             }
             "gamma" | "beta" | "moving_mean" | "moving_variance"
@@ -488,17 +497,22 @@ impl LayerObj {
             }
             (LayerKind::Softmax, "axis") => Some(Value::Int(-1)),
             (LayerKind::Norm(n), _) => norm_attr(n, name),
+            (LayerKind::Stateless(s), _) => stateless_attr(s, name),
             _ => None,
         })
     }
 
-    /// A normalization's `get_config()`: the common entries (`name`, `trainable`, the dtype
-    /// policy), then the layer's own, in Keras's order.
-    fn norm_config(&self) -> Value {
-        let Some(LayerKind::Norm(n)) = self.kind() else {
-            return Value::None;
+    /// The `get_config()` of a normalization or of a layer without variables: the common
+    /// entries (`name`, `trainable`, the dtype policy), then the layer's own, in Keras's
+    /// order.
+    fn own_config(&self) -> Value {
+        let own = match self.kind() {
+            Some(LayerKind::Norm(n)) => {
+                crate::keras::norm::config_json(n, crate::keras::saving::init_json)
+            }
+            Some(LayerKind::Stateless(s)) => crate::keras::stateless::config_json(s),
+            _ => return Value::None,
         };
-        let own = crate::keras::norm::config_json(n, crate::keras::saving::init_json);
         let policy = serde_json::json!({"module": "keras", "class_name": "DTypePolicy",
             "config": {"name": "float32"}, "registered_name": null});
         let mut pairs = vec![
@@ -512,13 +526,34 @@ impl LayerObj {
         if let Some(own) = own.as_object() {
             for (k, v) in own {
                 // LayerNormalization keeps its axis as given until it is built.
-                let v = match (n, k.as_str(), self.core.built.get()) {
-                    (crate::keras::norm::Norm::LayerNormalization { axis, .. }, "axis", false) => {
-                        Value::Int(*axis)
-                    }
+                let v = match (self.kind(), k.as_str(), self.core.built.get()) {
+                    (
+                        Some(LayerKind::Norm(crate::keras::norm::Norm::LayerNormalization {
+                            axis,
+                            ..
+                        })),
+                        "axis",
+                        false,
+                    ) => Value::Int(*axis),
+                    // Keras keeps window sizes and axis orders as tuples.
+                    (
+                        Some(LayerKind::Stateless(_)),
+                        "pool_size" | "strides" | "dims" | "size" | "padding",
+                        _,
+                    ) => tuple_value(v),
                     _ => json_value(v),
                 };
                 pairs.push((k.clone(), v));
+            }
+        }
+        // ELU's `alpha` comes from its constructor's arguments, which Keras lists after the
+        // name and before the base layer's entries.
+        if matches!(
+            self.kind(),
+            Some(LayerKind::Stateless(crate::keras::Stateless::ELU { .. }))
+        ) {
+            if let Some(alpha) = pairs.pop() {
+                pairs.insert(1, alpha);
             }
         }
         Value::dict_from(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect())
@@ -607,6 +642,24 @@ fn norm_attr(n: &crate::keras::norm::Norm, name: &str) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// A layer without variables's arguments as attributes (`keepdims`, `max_value`, ...).
+fn stateless_attr(s: &crate::keras::Stateless, name: &str) -> Option<Value> {
+    let own = crate::keras::stateless::config_json(s);
+    let v = own.get(name)?;
+    Some(match name {
+        "pool_size" | "strides" | "dims" | "size" | "padding" => tuple_value(v),
+        _ => json_value(v),
+    })
+}
+
+/// A JSON array as a Python tuple of its items (nested arrays as tuples too).
+fn tuple_value(v: &serde_json::Value) -> Value {
+    match v.as_array() {
+        Some(a) => Value::tuple(a.iter().map(tuple_value).collect()),
+        None => json_value(v),
+    }
 }
 
 /// A JSON value as the Python value `json.loads` gives.

@@ -1,5 +1,7 @@
 //! `tf.keras.layers`: the built-in layers (Dense, Conv2D, MaxPooling2D, Flatten, Dropout,
-//! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, InputLayer) as
+//! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, the global and
+//! average poolings, ReLU, LeakyReLU, ELU, Rescaling, RepeatVector, Permute, UpSampling2D,
+//! ZeroPadding2D, InputLayer) as
 //! native classes, so `isinstance(l,
 //! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
 //! `Input(shape=...)`.
@@ -123,6 +125,50 @@ pub fn module() -> Value {
             "LayerNormalization",
             class("LayerNormalization", args::layer_normalization),
         )
+        .with(
+            "GlobalAveragePooling1D",
+            class("GlobalAveragePooling1D", |a, c| {
+                args::global_pool(a, c, false, 1)
+            }),
+        )
+        .with(
+            "GlobalAveragePooling2D",
+            class("GlobalAveragePooling2D", |a, c| {
+                args::global_pool(a, c, false, 2)
+            }),
+        )
+        .with(
+            "GlobalMaxPooling1D",
+            class("GlobalMaxPooling1D", |a, c| args::global_pool(a, c, true, 1)),
+        )
+        .with(
+            "GlobalMaxPooling2D",
+            class("GlobalMaxPooling2D", |a, c| args::global_pool(a, c, true, 2)),
+        )
+        .with(
+            "AveragePooling1D",
+            class("AveragePooling1D", |a, c| args::average_pool(a, c, 1)),
+        )
+        .with(
+            "AvgPool1D",
+            class("AveragePooling1D", |a, c| args::average_pool(a, c, 1)),
+        )
+        .with(
+            "AveragePooling2D",
+            class("AveragePooling2D", |a, c| args::average_pool(a, c, 2)),
+        )
+        .with(
+            "AvgPool2D",
+            class("AveragePooling2D", |a, c| args::average_pool(a, c, 2)),
+        )
+        .with("ReLU", class("ReLU", args::relu))
+        .with("LeakyReLU", class("LeakyReLU", args::leaky_relu))
+        .with("ELU", class("ELU", args::elu))
+        .with("Rescaling", class("Rescaling", args::rescaling))
+        .with("RepeatVector", class("RepeatVector", args::repeat_vector))
+        .with("Permute", class("Permute", args::permute))
+        .with("UpSampling2D", class("UpSampling2D", args::up_sampling2d))
+        .with("ZeroPadding2D", class("ZeroPadding2D", args::zero_padding2d))
         .with(
             "Input",
             super::super::func(
