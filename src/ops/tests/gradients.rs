@@ -539,3 +539,23 @@ fn global_and_one_dimensional_pooling() {
         }
     }
 }
+
+#[test]
+fn nearest_upsampling_and_zero_padding() {
+    for (rows, cols) in [(2, 2), (1, 3)] {
+        check(
+            "UpSampling2D",
+            vec![uniform(&[2, 3, 2, 2], 84, -1.0, 1.0)],
+            &[true],
+            &|e, x| one(upsample_nearest(e, &x[0], rows, cols)),
+        );
+    }
+    for (r, c) in [((1, 1), (1, 1)), ((2, 0), (0, 0)), ((1, 0), (0, 2))] {
+        check(
+            "ZeroPadding2D",
+            vec![uniform(&[2, 3, 2, 2], 85, -1.0, 1.0)],
+            &[true],
+            &|e, x| one(zero_pad2d(e, &x[0], r, c)),
+        );
+    }
+}
