@@ -317,6 +317,8 @@ pub fn array_attr(
                 .map(py_scalar)
                 .ok_or_else(|| PyErr::index_error("index out of bounds"))
         })),
+        // `abs(x)` of an array or numpy scalar is `np.abs(x)`, keeping the dtype.
+        "__abs__" => m(Box::new(|a, _, _| unary(a, UnaryFn::Abs).map(wrap).map_err(err))),
         "__float__" => m(Box::new(|a, _, _| python_scalar(a, "__float__"))),
         "__int__" => m(Box::new(|a, _, _| python_scalar(a, "__int__"))),
         "__index__" => m(Box::new(|a, _, _| python_scalar(a, "__index__"))),
