@@ -318,7 +318,9 @@ pub fn array_attr(
                 .ok_or_else(|| PyErr::index_error("index out of bounds"))
         })),
         // `abs(x)` of an array or numpy scalar is `np.abs(x)`, keeping the dtype.
-        "__abs__" => m(Box::new(|a, _, _| unary(a, UnaryFn::Abs).map(wrap).map_err(err))),
+        "__abs__" => m(Box::new(|a, _, _| {
+            unary(a, UnaryFn::Abs).map(wrap).map_err(err)
+        })),
         "__float__" => m(Box::new(|a, _, _| python_scalar(a, "__float__"))),
         "__int__" => m(Box::new(|a, _, _| python_scalar(a, "__int__"))),
         "__index__" => m(Box::new(|a, _, _| python_scalar(a, "__index__"))),
