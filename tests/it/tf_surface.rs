@@ -73,7 +73,7 @@ for f in [lambda t: tf.math.reduce_std(t),
             down = x0.copy()
             down[i, j] -= h
             fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
-            worst = max(worst, abs(fd - g[i, j]))
+            worst = max(worst, abs(fd - float(g[i, j])))
 print(worst < 1e-6, g.dtype)
 "#,
     );
