@@ -28,6 +28,7 @@ pub use eval::interp::{is_complete, Interpreter};
 pub use ipython::help::{signature, SigParam, Signature};
 pub use values::exc::{Frame, PyErr, PyResult};
 pub use values::exceptions::TF_ERRORS;
+pub use values::lazy::Lazy;
 pub use values::native::{NativeClass, NativeFn, NativeModule};
 pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
 pub use values::stand_in::StandIn;

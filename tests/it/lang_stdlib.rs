@@ -85,3 +85,10 @@ fn collections_match_cpython() {
 fn math_additions_match_cpython() {
     matches_cpython("math", 10);
 }
+
+/// `zip`, `map`, `filter`, `enumerate`, `any` and `all` pull lazily, so endless
+/// `itertools` sources work under them; `zip(strict=True)` raises CPython's errors.
+#[test]
+fn lazy_builtins_match_cpython() {
+    matches_cpython("lazy_builtins", 12);
+}

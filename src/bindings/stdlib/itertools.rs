@@ -10,61 +10,12 @@ use std::cell::{Cell, RefCell};
 use super::f;
 use crate::bindings::common::{arg, ItemIter};
 use crate::lang::{
-    Args, BinOp, CmpOp, Ctx, NativeClass, NativeFn, NativeModule, Object, PyErr, PyResult, Value,
+    Args, BinOp, CmpOp, Ctx, Lazy, NativeClass, NativeFn, NativeModule, Object, PyErr, PyResult,
+    Value,
 };
 
-type Step = dyn FnMut(&mut dyn Ctx) -> PyResult<Option<Value>>;
-
-/// One lazy iterator: `step` yields the next item or `None` when it is exhausted.
-pub struct Lazy {
-    type_name: &'static str,
-    step: RefCell<Box<Step>>,
-    done: Cell<bool>,
-}
-
-impl Lazy {
-    fn value(
-        type_name: &'static str,
-        step: impl FnMut(&mut dyn Ctx) -> PyResult<Option<Value>> + 'static,
-    ) -> Value {
-        Value::native(Lazy {
-            type_name,
-            step: RefCell::new(Box::new(step)),
-            done: Cell::new(false),
-        })
-    }
-}
-
-impl Object for Lazy {
-    fn type_name(&self) -> String {
-        self.type_name.into()
-    }
-    fn repr(&self, _ctx: &mut dyn Ctx) -> PyResult<String> {
-        Ok(format!("<itertools.{} object>", self.type_name))
-    }
-    fn iter(&self, this: &Value, _ctx: &mut dyn Ctx) -> PyResult<Value> {
-        Ok(this.clone())
-    }
-    fn next(&self, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        if self.done.get() {
-            return Ok(None);
-        }
-        // A step that reaches this iterator again (through a user function) would need
-        // it twice at once; Python calls that a running generator.
-        let mut step = self
-            .step
-            .try_borrow_mut()
-            .map_err(|_| PyErr::value_error("generator already executing"))?;
-        let item = step(ctx)?;
-        if item.is_none() {
-            self.done.set(true);
-        }
-        Ok(item)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+/// The module the lazy iterators here name in their reprs.
+const IT: Option<&str> = Some("itertools");
 
 /// `itertools.count` and `itertools.repeat`, whose reprs show their state.
 struct Count {
@@ -170,7 +121,7 @@ fn cycle(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let mut saved: Vec<Value> = vec![];
     let mut first_pass = true;
     let mut i = 0;
-    Ok(Lazy::value("cycle", move |ctx| {
+    Ok(Lazy::value(IT, "cycle", move |ctx| {
         if first_pass {
             if let Some(v) = ctx.next_item(&src)? {
                 saved.push(v.clone());
@@ -191,7 +142,7 @@ fn cycle(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 fn chain_of(sources: Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let outer = ctx.get_iter(&sources)?;
     let mut inner: Option<Value> = None;
-    Ok(Lazy::value("chain", move |ctx| loop {
+    Ok(Lazy::value(IT, "chain", move |ctx| loop {
         if let Some(it) = &inner {
             if let Some(v) = ctx.next_item(it)? {
                 return Ok(Some(v));
@@ -253,7 +204,7 @@ fn islice(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let src = ctx.get_iter(&a.pos[0])?;
     let mut seen = 0usize;
     let mut want = start;
-    Ok(Lazy::value("islice", move |ctx| {
+    Ok(Lazy::value(IT, "islice", move |ctx| {
         if stop.is_some_and(|s| want >= s) {
             // Consume up to `stop`, as CPython does when the step jumps past it.
             while stop.is_some_and(|s| seen < s) {
@@ -310,7 +261,7 @@ fn product(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     } else {
         Some(vec![0; pools.len()])
     };
-    Ok(Lazy::value("product", move |_| {
+    Ok(Lazy::value(IT, "product", move |_| {
         let Some(cur) = idx.clone() else {
             return Ok(None);
         };
@@ -357,7 +308,7 @@ fn permutations(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let mut cycles: Vec<usize> = (0..r).map(|i| n - i.min(n)).collect();
     let mut first = true;
     let mut over = r > n;
-    Ok(Lazy::value("permutations", move |_| {
+    Ok(Lazy::value(IT, "permutations", move |_| {
         if over {
             return Ok(None);
         }
@@ -409,7 +360,7 @@ fn combinations_of(a: &Args, ctx: &mut dyn Ctx, replace: bool) -> PyResult<Value
     } else {
         "combinations"
     };
-    Ok(Lazy::value(type_name, move |_| {
+    Ok(Lazy::value(IT, type_name, move |_| {
         if over {
             return Ok(None);
         }
@@ -441,7 +392,7 @@ fn accumulate(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let func = arg(&s, 1).clone();
     let mut total: Option<Value> = s[2].clone().filter(|v| !v.is_none());
     let mut pending_initial = total.is_some();
-    Ok(Lazy::value("accumulate", move |ctx| {
+    Ok(Lazy::value(IT, "accumulate", move |ctx| {
         if pending_initial {
             pending_initial = false;
             return Ok(total.clone());
@@ -471,7 +422,7 @@ fn groupby(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     // The first item of the next group, already read, with its key.
     let mut ahead: Option<(Value, Value)> = None;
     let mut started = false;
-    Ok(Lazy::value("groupby", move |ctx| {
+    Ok(Lazy::value(IT, "groupby", move |ctx| {
         let keyed = |v: Value, ctx: &mut dyn Ctx| -> PyResult<(Value, Value)> {
             let k = if key.is_none() {
                 v.clone()
@@ -521,7 +472,7 @@ fn zip_longest(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .iter()
         .map(|v| ctx.get_iter(v).map(Some))
         .collect::<PyResult<_>>()?;
-    Ok(Lazy::value("zip_longest", move |ctx| {
+    Ok(Lazy::value(IT, "zip_longest", move |ctx| {
         if iters.is_empty() {
             return Ok(None);
         }
@@ -551,7 +502,7 @@ fn starmap(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = a.bind("starmap", &["function", "iterable"], 2)?;
     let func = arg(&s, 0).clone();
     let src = ctx.get_iter(arg(&s, 1))?;
-    Ok(Lazy::value("starmap", move |ctx| {
+    Ok(Lazy::value(IT, "starmap", move |ctx| {
         let Some(v) = ctx.next_item(&src)? else {
             return Ok(None);
         };
@@ -566,7 +517,7 @@ fn with_predicate(a: &Args, ctx: &mut dyn Ctx, name: &'static str) -> PyResult<V
     let pred = arg(&s, 0).clone();
     let src = ctx.get_iter(arg(&s, 1))?;
     let mut dropping = true;
-    Ok(Lazy::value(name, move |ctx| loop {
+    Ok(Lazy::value(IT, name, move |ctx| loop {
         let Some(v) = ctx.next_item(&src)? else {
             return Ok(None);
         };
@@ -597,7 +548,7 @@ fn compress(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = a.bind("compress", &["data", "selectors"], 2)?;
     let data = ctx.get_iter(arg(&s, 0))?;
     let sel = ctx.get_iter(arg(&s, 1))?;
-    Ok(Lazy::value("compress", move |ctx| loop {
+    Ok(Lazy::value(IT, "compress", move |ctx| loop {
         let (Some(v), Some(keep)) = (ctx.next_item(&data)?, ctx.next_item(&sel)?) else {
             return Ok(None);
         };
@@ -611,7 +562,7 @@ fn pairwise(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = a.bind("pairwise", &["iterable"], 1)?;
     let src = ctx.get_iter(arg(&s, 0))?;
     let mut last: Option<Value> = None;
-    Ok(Lazy::value("pairwise", move |ctx| {
+    Ok(Lazy::value(IT, "pairwise", move |ctx| {
         if last.is_none() {
             last = ctx.next_item(&src)?;
             if last.is_none() {
