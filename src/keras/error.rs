@@ -18,7 +18,8 @@ pub enum KerasError {
         "Received a label value of {label} which is outside the valid range of [0, {classes})."
     )]
     LabelOutOfRange { label: f32, classes: usize },
-    #[error("You must call `compile()` before using the model for {0}.")]
+    /// Keras 3 names no use in its text; the field says which one was refused (in `Debug`).
+    #[error("You must call `compile()` before using the model.")]
     NotCompiled(&'static str),
     #[error("Could not interpret {kind} identifier: '{name}'. Valid values: {valid}")]
     Unknown {
@@ -65,8 +66,9 @@ impl KerasError {
             | KerasError::Unknown { .. }
             | KerasError::Value(_)
             | KerasError::Path(_)
-            | KerasError::Corrupt { .. } => "ValueError",
-            KerasError::NotCompiled(_) | KerasError::NanLoss { .. } => "RuntimeError",
+            | KerasError::Corrupt { .. }
+            | KerasError::NotCompiled(_) => "ValueError",
+            KerasError::NanLoss { .. } => "RuntimeError",
             KerasError::NotFound(_) => "FileNotFoundError",
             KerasError::Interrupted => "KeyboardInterrupt",
             KerasError::ResourceExhausted(_) => "ResourceExhaustedError",

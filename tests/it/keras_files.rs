@@ -1,7 +1,8 @@
 //! Real Keras files both ways (HDF5): the `.keras`, `.weights.h5` and legacy `.h5` files
 //! TensorFlow 2.21 / Keras 3.15 wrote for an MLP, a CNN and a functional model
 //! (tests/fixtures/keras/files, written by make_files_reference.py) load here and predict
-//! what real Keras predicted within 1e-6, with the compile config and Adam's state; files
+//! what real Keras predicted within 1e-6, with the compile config and Adam's state; an
+//! uncompiled model's files load uncompiled, and `fit` refuses as Keras does; files
 //! written here read back the same; archives of earlier versions of this kernel still load
 //! with a note; truncated and bit-flipped copies of every fixture give Python errors and
 //! the session lives on.
@@ -103,6 +104,37 @@ fn real_keras_files_load_and_predict_as_keras_did() {
         let p = fixture(&format!("{name}.weights.h5"));
         ok(&s, &format!("w = {}\nw.load_weights({p:?})", build(name)));
         assert_close(&p, &want, &predicted(&s, "w"), 1e-6);
+    }
+}
+
+#[test]
+fn an_uncompiled_models_files_load_uncompiled() {
+    let r = &reference()["uncompiled"];
+    let want = floats(&r["predictions"]);
+    let s = session();
+    probe(&s, r);
+    for ext in ["keras", "h5"] {
+        let p = fixture(&format!("uncompiled.{ext}"));
+        // config.json holds `"compile_config": {}`; the legacy file has no training_config.
+        let saved = load_model(Path::new(&p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(saved.compile.is_none(), "{p}");
+        assert!(saved.optimizer.is_none(), "{p}");
+        ok(&s, &format!("m = tf.keras.models.load_model({p:?})"));
+        assert_close(&p, &want, &predicted(&s, "m"), 1e-6);
+        let out = ok(
+            &s,
+            "try:\n    m.fit(x, np.zeros((2, 3), 'float32'), verbose=0)\nexcept Exception as e:\n    print(type(e).__name__, e)",
+        );
+        let want_err = r["fit_error"]
+            .as_array()
+            .map(|e| {
+                e.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        assert_eq!(out.trim(), want_err, "{p}");
     }
 }
 

@@ -400,8 +400,11 @@ pub fn model_from_json(v: &Value) -> KResult<(ModelConfig, Option<CompileConfig>
         functional: class != "Sequential",
     };
     m.plan()?;
+    // Keras writes `{}` (older versions `null`) for a model that was never compiled.
     let compile = match v.get("compile_config") {
-        Some(cc) if !cc.is_null() => Some(compile_from_json(cc)?),
+        Some(cc) if !cc.is_null() && cc.as_object().is_none_or(|o| !o.is_empty()) => {
+            Some(compile_from_json(cc)?)
+        }
         _ => None,
     };
     Ok((m, compile))
