@@ -4,7 +4,7 @@
 //! reductions (floats accumulate in float64, rounded once), with TF's dtype rule: the
 //! result keeps the input's dtype (an int32 mean stays int32). Gradients follow TF's
 //! `math_grad.py`: a sum's gradient is broadcast back, a max's is shared among the
-//! maxima.
+//! maxima. [`cumsum`] is composed of a product with a 0/1 triangle and a sum.
 
 use super::eager::Eager;
 use super::elementwise::{binary, cast, div, mul, Binary};

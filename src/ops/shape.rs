@@ -1,7 +1,8 @@
 //! Ops that move elements without computing on them: reshape, transpose, expand_dims,
 //! squeeze, broadcast_to, concat, stack (`Pack`), unstack (`Unpack`) and split. Each
 //! one's gradient is its inverse: a reshape back, the inverse permutation, a split of a
-//! concat's gradient, a sum of a broadcast's.
+//! concat's gradient, a sum of a broadcast's. `tile` is composed of reshapes and a
+//! broadcast.
 
 use ndarray::IxDyn;
 

@@ -49,9 +49,10 @@ print(all(0.0 <= v < 1.0 for v in a[0] + b[0] + c[0]))
 }
 
 #[test]
-fn reduce_variance_and_reduce_std_gradients_match_finite_differences() {
-    // Central differences in float64 of the kernel's own forward values, against the
-    // gradient its tape computes through the composed ops.
+fn composed_op_gradients_match_finite_differences() {
+    // reduce_variance, reduce_std, tile, cumsum and sort are composed of op-library ops:
+    // central differences in float64 of the kernel's own forward values, against the
+    // gradient its tape computes through them.
     let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
     let out = cells::ok(
         &session,
@@ -62,39 +63,8 @@ worst = 0.0
 for f in [lambda t: tf.math.reduce_std(t),
           lambda t: tf.math.reduce_variance(t, axis=1),
           lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
-          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0)]:
-    x = tf.constant(x0)
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = tf.reduce_sum(f(x))
-    g = tape.gradient(y, x).numpy()
-    h = 1e-6
-    for i in range(2):
-        for j in range(3):
-            up = x0.copy()
-            up[i, j] += h
-            down = x0.copy()
-            down[i, j] -= h
-            fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
-            worst = max(worst, abs(fd - float(g[i, j])))
-print(worst < 1e-6, g.dtype)
-"#,
-    );
-    assert_eq!(out, "True float64\n");
-}
-
-#[test]
-fn tile_cumsum_and_sort_gradients_match_finite_differences() {
-    // Each is composed of op-library ops; central differences in float64 of the kernel's
-    // own forward values, against the gradient its tape computes.
-    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-    let out = cells::ok(
-        &session,
-        r#"import tensorflow as tf
-import numpy as np
-x0 = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]])
-worst = 0.0
-for f in [lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
+          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
+          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
           lambda t: tf.cumsum(t, axis=1) ** 2,
           lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
           lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
