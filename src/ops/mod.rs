@@ -103,12 +103,12 @@ pub use pooling::{global_pool, pool1d};
 pub use random::{dropout, sample, RandomOp, SeedStream};
 pub use rectifier::{keras_elu, keras_relu};
 pub use reduce::{
-    reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
+    cumsum, reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };
 pub use resize::{upsample_nearest, zero_pad2d};
 pub use shape::{
-    broadcast_to, concat, expand_dims, reshape, split, squeeze, stack, transpose, unstack, ShapeOp,
-    SplitSizes,
+    broadcast_to, concat, expand_dims, reshape, split, squeeze, stack, tile, transpose, unstack,
+    ShapeOp, SplitSizes,
 };
 pub use tape::{backward, jacobian, lock, Node, Source, Tape, TapeRef, Unconnected};
 pub use tensor::{Tensor, TensorId};

@@ -1,7 +1,8 @@
 //! Ops that move elements without computing on them: reshape, transpose, expand_dims,
 //! squeeze, broadcast_to, concat, stack (`Pack`), unstack (`Unpack`) and split. Each
 //! one's gradient is its inverse: a reshape back, the inverse permutation, a split of a
-//! concat's gradient, a sum of a broadcast's.
+//! concat's gradient, a sum of a broadcast's. `tile` is composed of reshapes and a
+//! broadcast.
 
 use ndarray::IxDyn;
 
@@ -500,4 +501,34 @@ pub fn split(e: &mut Eager, x: &Tensor, axis: i64, sizes: SplitSizes) -> OpResul
         Op::Shape(ShapeOp::Split { axis, sizes }),
         std::slice::from_ref(x),
     )
+}
+
+/// `tf.tile(x, multiples)`, composed of a reshape that puts a length-1 axis before each
+/// axis, a broadcast of those axes to the multiples and a reshape that merges each pair:
+/// the gradient is the broadcast's (summed over the copies), so no kernel of its own.
+pub fn tile(e: &mut Eager, x: &Tensor, multiples: &[i64]) -> OpResult<Tensor> {
+    let dev = e.device().name();
+    let fail = |m: String| OpError::framed("Tile", "Tile", &dev, &m, None);
+    let shape = x.shape().to_vec();
+    if multiples.len() != shape.len() {
+        return Err(fail(format!(
+            "Expected multiples argument to be a vector of length {} but got length {}",
+            shape.len(),
+            multiples.len()
+        )));
+    }
+    if let Some((i, m)) = multiples.iter().enumerate().find(|(_, &m)| m < 0) {
+        return Err(fail(format!("Expected multiples[{i}] >= 0, but got {m}")));
+    }
+    let mut spread = Vec::with_capacity(2 * shape.len());
+    let mut wide = Vec::with_capacity(2 * shape.len());
+    let mut merged = Vec::with_capacity(shape.len());
+    for (&d, &m) in shape.iter().zip(multiples) {
+        spread.extend([1, d as i64]);
+        wide.extend([m as usize, d]);
+        merged.push(m * d as i64);
+    }
+    let spread = reshape(e, x, &spread)?;
+    let wide = broadcast_to(e, &spread, &wide)?;
+    reshape(e, &wide, &merged)
 }

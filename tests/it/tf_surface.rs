@@ -4,10 +4,13 @@
 //! every sampler of `random` and their errors; `tf.random.set_seed` with the op seeds TF
 //! derives, uniform floats and ints, normal and truncated normal samples, op seeds with
 //! and without a global seed, the stateless ops, `tf.random.Generator`, and the str and
-//! repr of dtypes) runs in a fresh session and must print what the reference printed:
+//! repr of dtypes; `tf.size`, `tf.tile`, `tf.linspace`, `tf.cumsum`, `tf.sort`/`tf.argsort`
+//! with their errors) runs in a fresh session and must print what the reference printed:
 //! Python's floats exactly, float32 samples within float32 rounding, other text exactly.
 //! The fixture is written by tests/fixtures/tf/make_surface_reference.py. Against the
-//! kernel itself: a random op inside `tf.function` draws fresh numbers on every call.
+//! kernel itself: a random op inside `tf.function` draws fresh numbers on every call;
+//! tile, cumsum and sort differentiate as finite differences say and follow each call's
+//! input inside `tf.function`.
 
 use crate::common::cells::{self, every_cell_matches, Fixture};
 
@@ -46,9 +49,10 @@ print(all(0.0 <= v < 1.0 for v in a[0] + b[0] + c[0]))
 }
 
 #[test]
-fn reduce_variance_and_reduce_std_gradients_match_finite_differences() {
-    // Central differences in float64 of the kernel's own forward values, against the
-    // gradient its tape computes through the composed ops.
+fn composed_op_gradients_match_finite_differences() {
+    // reduce_variance, reduce_std, tile, cumsum and sort are composed of op-library ops:
+    // central differences in float64 of the kernel's own forward values, against the
+    // gradient its tape computes through them.
     let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
     let out = cells::ok(
         &session,
@@ -59,7 +63,12 @@ worst = 0.0
 for f in [lambda t: tf.math.reduce_std(t),
           lambda t: tf.math.reduce_variance(t, axis=1),
           lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
-          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0)]:
+          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
+          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
+          lambda t: tf.cumsum(t, axis=1) ** 2,
+          lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
+          lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
+          lambda t: tf.sort(t, axis=0) * tf.constant([[1.0], [5.0]], tf.float64)]:
     x = tf.constant(x0)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -78,4 +87,28 @@ print(worst < 1e-6, g.dtype)
 "#,
     );
     assert_eq!(out, "True float64\n");
+}
+
+#[test]
+fn tile_cumsum_and_sort_in_a_tf_function_follow_each_call_s_input() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = cells::ok(
+        &session,
+        r#"import tensorflow as tf
+
+@tf.function
+def f(x):
+    return tf.tile(x, [2]), tf.cumsum(x, reverse=True), tf.sort(x), tf.size(x)
+
+for v in [[1.0, 3.0, 2.0], [6.0, 4.0, 5.0]]:
+    print([t.numpy().tolist() for t in f(tf.constant(v))])
+"#,
+    );
+    assert!(
+        out.ends_with(
+            "[[1.0, 3.0, 2.0, 1.0, 3.0, 2.0], [6.0, 5.0, 2.0], [1.0, 2.0, 3.0], 3]\n\
+             [[6.0, 4.0, 5.0, 6.0, 4.0, 5.0], [15.0, 9.0, 5.0], [4.0, 5.0, 6.0], 3]\n"
+        ),
+        "{out}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The math functions of `tf` and `tf.math`: creation and conversion (`constant`,
 //! `convert_to_tensor`, `cast`), element-wise math, arithmetic and comparisons,
-//! reductions (TF keeps the input's dtype: an int32 mean stays int32), `matmul`, `add_n`,
+//! reductions (TF keeps the input's dtype: an int32 mean stays int32), `cumsum`, `matmul`, `add_n`,
 //! `clip_by_value`. Each reads its arguments, converts them by TF's rules (`convert.rs`)
 //! and runs the op library through the session's execution context (`eager.rs`), where
 //! gradient tapes record it. Nothing is computed here.
@@ -247,6 +247,15 @@ fn clip_by_value(args: &Args, ctx: &mut dyn Ctx) -> R {
 }
 
 /// The math functions, by name, for `tf` and `tf.math` to share.
+fn cumsum(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("cumsum", &["x", "axis", "exclusive", "reverse", "name"], 1)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let axis = given(&s[1]).map_or(Ok(0), |v| v.as_int())?;
+    let exclusive = flag(&s, 2, false)?;
+    let reverse = flag(&s, 3, false)?;
+    apply(ctx, |e| ops::cumsum(e, &t, axis, exclusive, reverse))
+}
+
 fn math_fns() -> Vec<(&'static str, Value)> {
     let mut v: Vec<(&'static str, Value)> = vec![
         ("reduce_sum", reduction("reduce_sum", ReduceKind::Sum)),
@@ -263,6 +272,14 @@ fn math_fns() -> Vec<(&'static str, Value)> {
         ("divide", divide("divide")),
         ("truediv", divide("truediv")),
         ("add_n", func("add_n", "add_n(inputs, name=None)", add_n)),
+        (
+            "cumsum",
+            func(
+                "cumsum",
+                "cumsum(x, axis=0, exclusive=False, reverse=False, name=None)",
+                cumsum,
+            ),
+        ),
         ("sigmoid", activation("sigmoid", Activation::Sigmoid)),
         ("tanh", activation("tanh", Activation::Tanh)),
         ("softplus", activation("softplus", Activation::Softplus)),

@@ -1,7 +1,7 @@
 //! The creation, shape and selection functions of `tf`: `zeros`/`ones` (and `_like`),
-//! `fill`, `range`, `shape`, `reshape`, `transpose`, `expand_dims`, `squeeze`,
+//! `fill`, `range`, `linspace`, `shape`, `size`, `reshape`, `tile`, `transpose`, `expand_dims`, `squeeze`,
 //! `broadcast_to`, `concat`, `stack`, `unstack`, `split`, `slice`, `strided_slice`,
-//! `gather`, `one_hot`, `where`, `identity`, `stop_gradient`, `is_tensor`. Constants are
+//! `gather`, `one_hot`, `sort`, `argsort`, `where`, `identity`, `stop_gradient`, `is_tensor`. Constants are
 //! made here (as TF makes them, outside any tape); everything computed from a tensor runs
 //! the op library through the session's execution context (`eager.rs`).
 
@@ -296,6 +296,128 @@ fn stop_gradient(args: &Args, ctx: &mut dyn Ctx) -> R {
     apply(ctx, |e| ops::stop_gradient(e, &t))
 }
 
+fn size(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("size", &["input", "out_type", "name"], 1)?;
+    if let Some(t) = arg(&s, 0).downcast::<super::tensor::Tensor>() {
+        super::function::trace::shape_read(ctx, &t.tensor);
+    }
+    let a = super::convert::held_array(arg(&s, 0)).map_or_else(
+        || to_array(arg(&s, 0), None, false, ctx).map(std::sync::Arc::new),
+        Ok,
+    )?;
+    let dt = dtype_arg(s[1].as_ref(), ctx)?.unwrap_or(DType::I32);
+    NdArray::full(&[], a.size() as f64, dt)
+        .map(super::convert::tensor_value)
+        .map_err(super::convert::tensor_err)
+}
+
+fn tile(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("tile", &["input", "multiples", "name"], 2)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let multiples = axes_arg(s[1].as_ref(), ctx)?.unwrap_or_default();
+    apply(ctx, |e| ops::tile(e, &t, &multiples))
+}
+
+/// `tf.linspace`: a constant, like `range`. Integer ends give float64, as TF casts them.
+fn linspace(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let s = args.bind("linspace", &["start", "stop", "num", "name", "axis"], 3)?;
+    let start = to_array(arg(&s, 0), None, false, ctx)?;
+    let dt = if start.dtype().is_float() {
+        start.dtype()
+    } else {
+        DType::F64
+    };
+    let stop = to_array(arg(&s, 1), Some(start.dtype()), false, ctx)?;
+    let num = arg(&s, 2).as_int()?;
+    let Ok(count) = usize::try_from(num) else {
+        return Err(super::eager::op_err(ops::OpError::framed(
+            "Range",
+            "Range",
+            "CPU:0",
+            &format!("Requires start <= limit when delta > 0: 1/{num}"),
+            Some(""),
+        )));
+    };
+    let first = |a: &NdArray| a.scalar_at(0).map_or(0.0, |x| x.as_f64());
+    crate::tensor::build::linspace(first(&start), first(&stop), count, true)
+        .map(|a| super::convert::tensor_value(a.astype(dt)))
+        .map_err(super::convert::tensor_err)
+}
+
+/// The order `tf.argsort` gives along `axis`: stable, ties keeping their order in both
+/// directions (a descending sort is an ascending one of the negated values).
+fn sort_order(
+    name: &'static str,
+    params: &[&str],
+    args: &Args,
+    ctx: &mut dyn Ctx,
+) -> PyResult<(ops::Tensor, NdArray, i64)> {
+    let s = args.bind(name, params, 1)?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    let axis = given(&s[1]).map_or(Ok(-1), |v| v.as_int())?;
+    let direction = given(&s[2]).map_or(Ok("ASCENDING"), |v| v.as_str())?;
+    let descending = match direction {
+        "ASCENDING" => false,
+        "DESCENDING" => true,
+        other => {
+            return Err(TfError::Value(format!(
+                "Argument `direction` should be one of ASCENDING, DESCENDING. Received: \
+                 direction={other}"
+            ))
+            .into())
+        }
+    };
+    // The order is read from the values: a trace cannot replay it for other inputs.
+    super::function::trace::value_read(ctx, &t, &format!("tf.{name}"));
+    let a = t.value();
+    let keys = if descending {
+        let neg: Vec<f64> = a.to_f64_array().iter().map(|v| -v).collect();
+        NdArray::from_f64(a.shape(), neg).map_err(super::convert::tensor_err)?
+    } else {
+        a.clone()
+    };
+    let order = crate::tensor::build::sort(&keys, axis, true)
+        .map_err(super::convert::tensor_err)?
+        .astype(DType::I32);
+    Ok((t, order, axis))
+}
+
+fn argsort(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let (_, order, _) = sort_order(
+        "argsort",
+        &["values", "axis", "direction", "stable", "name"],
+        args,
+        ctx,
+    )?;
+    Ok(super::convert::tensor_value(order))
+}
+
+/// `tf.sort`: the values picked in argsort's order by a one-hot product summed over the
+/// lane, so the tape differentiates it (each value's gradient goes back to its place).
+fn sort(args: &Args, ctx: &mut dyn Ctx) -> R {
+    let (t, order, axis) = sort_order("sort", &["values", "axis", "direction", "name"], args, ctx)?;
+    let nd = t.ndim() as i64;
+    let k = if axis < 0 { axis + nd } else { axis };
+    let mut perm: Vec<i64> = (0..nd).filter(|&d| d != k).collect();
+    perm.push(k);
+    let mut back = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        back[p as usize] = i as i64;
+    }
+    let n = order.shape().get(k as usize).copied().unwrap_or(0);
+    let picks = order
+        .transpose(Some(&perm))
+        .map_err(super::convert::tensor_err)?;
+    apply(ctx, |e| {
+        let lanes = ops::transpose(e, &t, &perm)?;
+        let rows = ops::expand_dims(e, &lanes, -2)?;
+        let hot = ops::one_hot(e, &ops::Tensor::new(picks), n, 1.0, 0.0, -1, t.dtype())?;
+        let picked = ops::mul(e, &hot, &rows)?;
+        let sorted = ops::reduce_sum(e, &picked, Some(vec![-1]), false)?;
+        ops::transpose(e, &sorted, &back)
+    })
+}
+
 fn is_tensor(args: &Args, _ctx: &mut dyn Ctx) -> R {
     let s = args.bind("is_tensor", &["x"], 1)?;
     Ok(Value::Bool(super::tensor::is_tensor(arg(&s, 0))))
@@ -422,6 +544,38 @@ pub fn register(tf: &NativeModule) {
             ),
         ),
         ("is_tensor", func("is_tensor", "is_tensor(x)", is_tensor)),
+        (
+            "sort",
+            func(
+                "sort",
+                "sort(values, axis=-1, direction='ASCENDING', name=None)",
+                sort,
+            ),
+        ),
+        (
+            "argsort",
+            func(
+                "argsort",
+                "argsort(values, axis=-1, direction='ASCENDING', stable=False, name=None)",
+                argsort,
+            ),
+        ),
+        (
+            "size",
+            func("size", "size(input, out_type=tf.int32, name=None)", size),
+        ),
+        (
+            "tile",
+            func("tile", "tile(input, multiples, name=None)", tile),
+        ),
+        (
+            "linspace",
+            func(
+                "linspace",
+                "linspace(start, stop, num, name=None, axis=0)",
+                linspace,
+            ),
+        ),
         ("zeros", filled("zeros", 0.0)),
         ("ones", filled("ones", 1.0)),
         ("zeros_like", filled_like("zeros_like", false)),
