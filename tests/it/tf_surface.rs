@@ -50,27 +50,18 @@ print(all(0.0 <= v < 1.0 for v in a[0] + b[0] + c[0]))
     assert_eq!(out, "True True True True\nTrue\n");
 }
 
-#[test]
-fn composed_op_gradients_match_finite_differences() {
-    // reduce_variance, reduce_std, tile, cumsum and sort are composed of op-library ops:
-    // central differences in float64 of the kernel's own forward values, against the
-    // gradient its tape computes through them.
+/// The largest gap between the tape's gradient of `sum(f(x))` and central differences in
+/// float64 of the kernel's own forward values, over every `f` of `fns` (a Python list of
+/// functions of a 2x3 float64 tensor, written after `prelude`), printed with True when
+/// below 1e-6 and the gradient's dtype.
+fn finite_differences(prelude: &str, fns: &str) -> String {
     let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-    let out = cells::ok(
-        &session,
+    let code = format!(
         r#"import tensorflow as tf
 import numpy as np
 x0 = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]])
-worst = 0.0
-for f in [lambda t: tf.math.reduce_std(t),
-          lambda t: tf.math.reduce_variance(t, axis=1),
-          lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
-          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
-          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
-          lambda t: tf.cumsum(t, axis=1) ** 2,
-          lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
-          lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
-          lambda t: tf.sort(t, axis=0) * tf.constant([[1.0], [5.0]], tf.float64)]:
+{prelude}worst = 0.0
+for f in [{fns}]:
     x = tf.constant(x0)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -86,9 +77,25 @@ for f in [lambda t: tf.math.reduce_std(t),
             fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
             worst = max(worst, abs(fd - float(g[i, j])))
 print(worst < 1e-6, g.dtype)
-"#,
+"#
     );
-    assert_eq!(out, "True float64\n");
+    cells::ok(&session, &code)
+}
+
+#[test]
+fn composed_op_gradients_match_finite_differences() {
+    // reduce_variance, reduce_std, tile and sort are composed of op-library ops; cumsum
+    // is the scan op with its reversed-scan gradient.
+    let fns = r#"lambda t: tf.math.reduce_std(t),
+          lambda t: tf.math.reduce_variance(t, axis=1),
+          lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
+          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
+          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
+          lambda t: tf.cumsum(t, axis=1) ** 2,
+          lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
+          lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
+          lambda t: tf.sort(t, axis=0) * tf.constant([[1.0], [5.0]], tf.float64)"#;
+    assert_eq!(finite_differences("", fns), "True float64\n");
 }
 
 #[test]
@@ -118,41 +125,16 @@ for v in [[1.0, 3.0, 2.0], [6.0, 4.0, 5.0]]:
 #[test]
 fn selection_gradients_match_finite_differences() {
     // top_k (the TopKV2 op, whose gradient scatters back to the chosen positions),
-    // boolean_mask with an axis, a mask index, gather_nd and the scan op's reversed scan:
-    // central differences in float64 of the kernel's forward values against the tape.
-    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-    let out = cells::ok(
-        &session,
-        r#"import tensorflow as tf
-import numpy as np
-x0 = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]])
-w = tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64)
-worst = 0.0
-for f in [lambda t: tf.math.top_k(t, k=2).values * w,
+    // boolean_mask with an axis, a mask index, gather_nd and an exclusive scan.
+    let fns = r#"lambda t: tf.math.top_k(t, k=2).values * w,
           lambda t: tf.nn.top_k(tf.transpose(t), k=1).values ** 2,
           lambda t: tf.boolean_mask(t, [True, False, True], axis=1) ** 2 * w,
           lambda t: t[t > 0.0] ** 3,
           lambda t: tf.gather_nd(t, [[1, 2], [0, 0], [1, 2]]) ** 2,
           lambda t: tf.gather_nd(t, [[1], [1]]) * tf.constant([[1.0, 2.0, 3.0]], tf.float64),
-          lambda t: tf.cumsum(t * t, axis=1, exclusive=True) * tf.constant([1.0, 2.0, 3.0], tf.float64)]:
-    x = tf.constant(x0)
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = tf.reduce_sum(f(x))
-    g = tape.gradient(y, x).numpy()
-    h = 1e-6
-    for i in range(2):
-        for j in range(3):
-            up = x0.copy()
-            up[i, j] += h
-            down = x0.copy()
-            down[i, j] -= h
-            fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
-            worst = max(worst, abs(fd - float(g[i, j])))
-print(worst < 1e-6, g.dtype)
-"#,
-    );
-    assert_eq!(out, "True float64\n");
+          lambda t: tf.cumsum(t * t, axis=1, exclusive=True) * tf.constant([1.0, 2.0, 3.0], tf.float64)"#;
+    let prelude = "w = tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64)\n";
+    assert_eq!(finite_differences(prelude, fns), "True float64\n");
 }
 
 #[test]
