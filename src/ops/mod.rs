@@ -15,10 +15,11 @@
 //! - [`Op`] (`op.rs`): the ops as plain data, dispatching to their families:
 //!   `elementwise.rs` (unary and binary math, comparisons, cast, select, AddN, identity,
 //!   stop-gradient), `activation.rs` (activations and softmax), `linalg.rs` (matmul),
-//!   `reduce.rs` (reductions), `shape.rs` (reshape, transpose, concat, split, ...),
-//!   `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling), `loss.rs`
-//!   (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and batch
-//!   normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
+//!   `reduce.rs` (reductions), `scan.rs` (`Cumsum`, a running sum), `select.rs`
+//!   (`Unique`, `TopKV2`: selection by value), `shape.rs` (reshape, transpose, concat,
+//!   split, ...), `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling),
+//!   `loss.rs` (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and
+//!   batch normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
 //!   `reduce_std`), `pooling.rs` (global and one-dimensional pooling), `rectifier.rs`
 //!   (Keras's ReLU and ELU with their arguments) and `resize.rs` (nearest upsampling and
 //!   zero padding of images), composed likewise, `random.rs` (dropout, samples, seeds, TF's
@@ -72,6 +73,8 @@ mod random;
 mod rectifier;
 mod reduce;
 mod resize;
+mod scan;
+mod select;
 mod shape;
 mod tape;
 mod tensor;
@@ -103,9 +106,11 @@ pub use pooling::{global_pool, pool1d};
 pub use random::{dropout, sample, RandomOp, SeedStream};
 pub use rectifier::{keras_elu, keras_relu};
 pub use reduce::{
-    cumsum, reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
+    reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };
 pub use resize::{upsample_nearest, zero_pad2d};
+pub use scan::{cumsum, Scan};
+pub use select::{top_k, unique, SelectOp};
 pub use shape::{
     broadcast_to, concat, expand_dims, reshape, split, squeeze, stack, tile, transpose, unstack,
     ShapeOp, SplitSizes,

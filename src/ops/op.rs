@@ -19,6 +19,8 @@ use super::loss::Loss;
 use super::optimizer::ApplyUpdate;
 use super::random::RandomOp;
 use super::reduce::{ArgReduce, ProdGrad, Reduce};
+use super::scan::Scan;
+use super::select::SelectOp;
 use super::shape::ShapeOp;
 use super::tape::Node;
 use super::tensor::Tensor;
@@ -70,6 +72,10 @@ pub enum Op {
     ArgReduce(ArgReduce),
     /// The products of the other elements of each reduced lane: `Prod`'s gradient.
     ProdGrad(ProdGrad),
+    /// A running sum along an axis (`Cumsum`).
+    Scan(Scan),
+    /// Selection by value (`Unique`, `TopKV2`).
+    Select(SelectOp),
     Shape(ShapeOp),
     Index(IndexOp),
     Window(WindowOp),
@@ -95,6 +101,8 @@ impl Op {
             Op::Reduce(r) => r.name(),
             Op::ArgReduce(r) => r.name(),
             Op::ProdGrad(p) => p.name(),
+            Op::Scan(s) => s.name(),
+            Op::Select(s) => s.name(),
             Op::Shape(s) => s.name(),
             Op::Index(i) => i.name(),
             Op::Window(w) => w.name(),
@@ -120,6 +128,8 @@ impl Op {
             Op::Reduce(r) => r.forward(dev, inputs),
             Op::ArgReduce(r) => r.forward(dev, inputs),
             Op::ProdGrad(p) => p.forward(dev, inputs),
+            Op::Scan(s) => s.forward(dev, inputs),
+            Op::Select(s) => s.forward(dev, inputs),
             Op::Shape(s) => s.forward(dev, inputs),
             Op::Index(i) => i.forward(dev, inputs),
             Op::Window(w) => w.forward(dev, inputs),
@@ -155,6 +165,8 @@ impl Op {
             Op::Reduce(r) => r.vjp(e, node, grads),
             Op::ArgReduce(_) => Ok(vec![None; node.inputs.len()]),
             Op::ProdGrad(p) => Err(OpError::no_gradient(p.name())),
+            Op::Scan(s) => s.vjp(e, node, grads),
+            Op::Select(s) => s.vjp(e, node, grads),
             Op::Shape(s) => s.vjp(e, node, grads),
             Op::Index(i) => i.vjp(e, node, grads),
             Op::Window(w) => w.vjp(e, node, grads),

@@ -4,7 +4,7 @@
 //! reductions (floats accumulate in float64, rounded once), with TF's dtype rule: the
 //! result keeps the input's dtype (an int32 mean stays int32). Gradients follow TF's
 //! `math_grad.py`: a sum's gradient is broadcast back, a max's is shared among the
-//! maxima. [`cumsum`] is composed of a product with a 0/1 triangle and a sum.
+//! maxima.
 
 use super::eager::Eager;
 use super::elementwise::{binary, cast, div, mul, Binary};
@@ -377,86 +377,4 @@ pub fn sum_to(e: &mut Eager, g: Tensor, shape: &[usize]) -> OpResult<Tensor> {
     };
     let target: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     reshape(e, &s, &target)
-}
-
-/// The dtypes TF's `Cumsum` kernel refuses, with its op-definition text.
-const CUMSUM_SIGNATURE: &str = "x:T, axis:Tidx -> out:T; attr=exclusive:bool,default=false; \
-     attr=reverse:bool,default=false; attr=T:type,allowed=[DT_FLOAT, DT_DOUBLE, DT_INT32, \
-     DT_UINT8, DT_INT16, DT_INT8, DT_COMPLEX64, DT_INT64, DT_QINT8, DT_QUINT8, DT_QINT32, \
-     DT_BFLOAT16, DT_QINT16, DT_QUINT16, DT_UINT16, DT_COMPLEX128, DT_HALF, DT_UINT32, \
-     DT_UINT64]; attr=Tidx:type,default=DT_INT32,allowed=[DT_INT32, DT_INT64]";
-
-/// `tf.cumsum(x, axis, exclusive, reverse)`, composed as a masked sum: each output element
-/// is the sum of its lane times a row of a 0/1 triangle (which row, and whether the
-/// diagonal counts, say `reverse` and `exclusive`). A product and a sum, so the tape and
-/// traced graphs differentiate it with no kernel of its own; the lane is held n times,
-/// which the scan lengths of a notebook afford.
-pub fn cumsum(
-    e: &mut Eager,
-    x: &Tensor,
-    axis: i64,
-    exclusive: bool,
-    reverse: bool,
-) -> OpResult<Tensor> {
-    let dev = e.device().name();
-    if x.dtype() == DType::Bool {
-        return Err(OpError::new(
-            ErrorClass::InvalidArgument,
-            format!(
-                "Value for attr 'T' of bool is not in the list of allowed values: float, \
-                 double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, \
-                 bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64\n\t; \
-                 NodeDef: {{{{node Cumsum}}}}; Op<name=Cumsum; signature={CUMSUM_SIGNATURE}> \
-                 [Op:Cumsum] name: "
-            ),
-        ));
-    }
-    let nd = x.ndim() as i64;
-    let k = if axis < 0 { axis + nd } else { axis };
-    if k < 0 || k >= nd {
-        return Err(OpError::framed(
-            "Cumsum",
-            "Cumsum",
-            &dev,
-            &format!(
-                "ScanOp: Expected scan axis in the range [{}, {nd}), but got {axis}",
-                -nd
-            ),
-            Some(""),
-        ));
-    }
-    let n = x.shape()[k as usize];
-    let counts = |i: usize, j: usize| match (reverse, exclusive) {
-        (false, false) => j <= i,
-        (false, true) => j < i,
-        (true, false) => j >= i,
-        (true, true) => j > i,
-    };
-    let tri: Vec<f64> = (0..n * n)
-        .map(|p| if counts(p / n, p % n) { 1.0 } else { 0.0 })
-        .collect();
-    let tri = NdArray::from_f64(&[n, n], tri)
-        .map_err(|err| OpError::from_tensor("Cumsum", &dev, err))?
-        .astype(x.dtype());
-    // Move the scan axis last, sum each lane against the triangle, move it back.
-    let mut perm: Vec<i64> = (0..nd).filter(|&d| d != k).collect();
-    perm.push(k);
-    let mut back = vec![0i64; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        back[p as usize] = i as i64;
-    }
-    let last = k == nd - 1;
-    let lanes = if last {
-        x.clone()
-    } else {
-        super::shape::transpose(e, x, &perm)?
-    };
-    let rows = super::shape::expand_dims(e, &lanes, -2)?;
-    let masked = mul(e, &rows, &Tensor::new(tri))?;
-    let sums = reduce_sum(e, &masked, Some(vec![-1]), false)?;
-    if last {
-        Ok(sums)
-    } else {
-        super::shape::transpose(e, &sums, &back)
-    }
 }

@@ -38,6 +38,7 @@ mod ipython_binding;
 mod keras_callbacks;
 mod keras_files;
 mod keras_fit_access;
+mod keras_get_file;
 mod keras_graph;
 mod keras_layers;
 mod keras_layers_more;

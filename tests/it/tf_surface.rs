@@ -5,12 +5,14 @@
 //! derives, uniform floats and ints, normal and truncated normal samples, op seeds with
 //! and without a global seed, the stateless ops, `tf.random.Generator`, and the str and
 //! repr of dtypes; `tf.size`, `tf.tile`, `tf.linspace`, `tf.cumsum`, `tf.sort`/`tf.argsort`
-//! with their errors) runs in a fresh session and must print what the reference printed:
+//! with their errors; `tf.boolean_mask`, `tf.unique`/`unique_with_counts`,
+//! `tf.math.top_k` and `tf.gather_nd` with theirs) runs in a fresh session and must print
+//! what the reference printed:
 //! Python's floats exactly, float32 samples within float32 rounding, other text exactly.
 //! The fixture is written by tests/fixtures/tf/make_surface_reference.py. Against the
 //! kernel itself: a random op inside `tf.function` draws fresh numbers on every call;
-//! tile, cumsum and sort differentiate as finite differences say and follow each call's
-//! input inside `tf.function`.
+//! tile, cumsum, sort and the selection ops differentiate as finite differences say and
+//! follow each call's input inside `tf.function`.
 
 use crate::common::cells::{self, every_cell_matches, Fixture};
 
@@ -48,27 +50,18 @@ print(all(0.0 <= v < 1.0 for v in a[0] + b[0] + c[0]))
     assert_eq!(out, "True True True True\nTrue\n");
 }
 
-#[test]
-fn composed_op_gradients_match_finite_differences() {
-    // reduce_variance, reduce_std, tile, cumsum and sort are composed of op-library ops:
-    // central differences in float64 of the kernel's own forward values, against the
-    // gradient its tape computes through them.
+/// The largest gap between the tape's gradient of `sum(f(x))` and central differences in
+/// float64 of the kernel's own forward values, over every `f` of `fns` (a Python list of
+/// functions of a 2x3 float64 tensor, written after `prelude`), printed with True when
+/// below 1e-6 and the gradient's dtype.
+fn finite_differences(prelude: &str, fns: &str) -> String {
     let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
-    let out = cells::ok(
-        &session,
+    let code = format!(
         r#"import tensorflow as tf
 import numpy as np
 x0 = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]])
-worst = 0.0
-for f in [lambda t: tf.math.reduce_std(t),
-          lambda t: tf.math.reduce_variance(t, axis=1),
-          lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
-          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
-          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
-          lambda t: tf.cumsum(t, axis=1) ** 2,
-          lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
-          lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
-          lambda t: tf.sort(t, axis=0) * tf.constant([[1.0], [5.0]], tf.float64)]:
+{prelude}worst = 0.0
+for f in [{fns}]:
     x = tf.constant(x0)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -84,9 +77,25 @@ for f in [lambda t: tf.math.reduce_std(t),
             fd = (float(tf.reduce_sum(f(tf.constant(up)))) - float(tf.reduce_sum(f(tf.constant(down))))) / (2 * h)
             worst = max(worst, abs(fd - float(g[i, j])))
 print(worst < 1e-6, g.dtype)
-"#,
+"#
     );
-    assert_eq!(out, "True float64\n");
+    cells::ok(&session, &code)
+}
+
+#[test]
+fn composed_op_gradients_match_finite_differences() {
+    // reduce_variance, reduce_std, tile and sort are composed of op-library ops; cumsum
+    // is the scan op with its reversed-scan gradient.
+    let fns = r#"lambda t: tf.math.reduce_std(t),
+          lambda t: tf.math.reduce_variance(t, axis=1),
+          lambda t: tf.math.reduce_std(t, axis=0, keepdims=True),
+          lambda t: tf.reduce_sum(tf.math.reduce_variance(t, axis=[0, 1]) * 3.0),
+          lambda t: tf.tile(t, [2, 3]) ** 2 * tf.reshape(tf.range(36, dtype=tf.float64), [4, 9]),
+          lambda t: tf.cumsum(t, axis=1) ** 2,
+          lambda t: tf.cumsum(t, axis=0, exclusive=True, reverse=True) ** 3,
+          lambda t: tf.sort(t, direction="DESCENDING") * tf.constant([1.0, 2.0, 3.0], tf.float64),
+          lambda t: tf.sort(t, axis=0) * tf.constant([[1.0], [5.0]], tf.float64)"#;
+    assert_eq!(finite_differences("", fns), "True float64\n");
 }
 
 #[test]
@@ -108,6 +117,47 @@ for v in [[1.0, 3.0, 2.0], [6.0, 4.0, 5.0]]:
         out.ends_with(
             "[[1.0, 3.0, 2.0, 1.0, 3.0, 2.0], [6.0, 5.0, 2.0], [1.0, 2.0, 3.0], 3]\n\
              [[6.0, 4.0, 5.0, 6.0, 4.0, 5.0], [15.0, 9.0, 5.0], [4.0, 5.0, 6.0], 3]\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn selection_gradients_match_finite_differences() {
+    // top_k (the TopKV2 op, whose gradient scatters back to the chosen positions),
+    // boolean_mask with an axis, a mask index, gather_nd and an exclusive scan.
+    let fns = r#"lambda t: tf.math.top_k(t, k=2).values * w,
+          lambda t: tf.nn.top_k(tf.transpose(t), k=1).values ** 2,
+          lambda t: tf.boolean_mask(t, [True, False, True], axis=1) ** 2 * w,
+          lambda t: t[t > 0.0] ** 3,
+          lambda t: tf.gather_nd(t, [[1, 2], [0, 0], [1, 2]]) ** 2,
+          lambda t: tf.gather_nd(t, [[1], [1]]) * tf.constant([[1.0, 2.0, 3.0]], tf.float64),
+          lambda t: tf.cumsum(t * t, axis=1, exclusive=True) * tf.constant([1.0, 2.0, 3.0], tf.float64)"#;
+    let prelude = "w = tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64)\n";
+    assert_eq!(finite_differences(prelude, fns), "True float64\n");
+}
+
+#[test]
+fn selection_ops_in_a_tf_function_follow_each_call_s_input() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    let out = cells::ok(
+        &session,
+        r#"import tensorflow as tf
+
+@tf.function
+def f(x):
+    top = tf.math.top_k(x, k=2)
+    u = tf.unique(x)
+    return top.values, top.indices, u.y, u.idx
+
+for v in [[1.0, 3.0, 1.0], [6.0, 4.0, 5.0]]:
+    print([t.numpy().tolist() for t in f(tf.constant(v))])
+"#,
+    );
+    assert!(
+        out.ends_with(
+            "[[3.0, 1.0], [1, 0], [1.0, 3.0], [0, 1, 0]]\n\
+             [[6.0, 5.0], [0, 2], [6.0, 4.0, 5.0], [0, 1, 2]]\n"
         ),
         "{out}"
     );

@@ -1,4 +1,5 @@
-//! numpy's file functions: `np.save` / `np.load` of `.npy` files and `np.loadtxt` /
+//! numpy's file functions: `np.save` / `np.load` of `.npy` files (`np.load` of an `.npz`
+//! archive and `np.savez` are `npz.rs`) and `np.loadtxt` /
 //! `np.genfromtxt` of plain delimited numbers, with numpy's shapes (one row or one column
 //! comes back 1-D) and errors. The `.npy` bytes are `tensor::npy` (writing) and
 //! `keras::datasets::parse_npy` (reading, shared with the dataset loaders).
@@ -15,9 +16,11 @@ use super::convert::{array_value, dtype_arg, err, int_of, to_array};
 type Native = fn(&Args, &mut dyn Ctx) -> PyResult<Value>;
 
 pub fn register(m: &NativeModule) {
-    let fns: [(&'static str, Native); 4] = [
+    let fns: [(&'static str, Native); 6] = [
         ("save", save),
         ("load", load),
+        ("savez", |a, c| super::npz::savez(a, c, false)),
+        ("savez_compressed", |a, c| super::npz::savez(a, c, true)),
         ("loadtxt", |a, c| text(a, c, false)),
         ("genfromtxt", |a, c| text(a, c, true)),
     ];
@@ -26,7 +29,7 @@ pub fn register(m: &NativeModule) {
     }
 }
 
-fn path_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<String> {
+pub(super) fn path_of(v: &Value, ctx: &mut dyn Ctx) -> PyResult<String> {
     match v {
         Value::Str(s) => Ok(s.to_string()),
         // `pathlib.Path` objects print as their path.
@@ -63,15 +66,24 @@ fn load(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     )?;
     let path = path_of(arg(&s, 0), ctx)?;
     let bytes = std::fs::read(&path).map_err(|e| io_err(e, &path))?;
+    // numpy tells the formats apart by their first bytes: a zip archive is an `.npz`.
+    if bytes.starts_with(b"PK\x03\x04") {
+        return super::npz::NpzFile::open(&path, bytes);
+    }
+    npy_value(&path, &bytes)
+}
+
+/// The array of one `.npy` file's bytes (read from `path`, named in errors).
+pub(super) fn npy_value(path: &str, bytes: &[u8]) -> PyResult<Value> {
     if !bytes.starts_with(b"\x93NUMPY") {
         return Err(PyErr::value_error(format!(
             "This file contains pickled (object) data or is not a .npy file: {path}"
         )));
     }
-    let a = parse_npy(Path::new(&path), &bytes).map_err(|e| PyErr::value_error(e.to_string()))?;
+    let a = parse_npy(Path::new(path), bytes).map_err(|e| PyErr::value_error(e.to_string()))?;
     let arr = a.into_ndarray().map_err(err)?;
     // The shared reader keeps booleans as bytes; the header says which they were.
-    let header = String::from_utf8_lossy(bytes.get(..128).unwrap_or(&bytes)).to_string();
+    let header = String::from_utf8_lossy(bytes.get(..128).unwrap_or(bytes)).to_string();
     let arr = if header.contains("'|b1'") {
         arr.astype(DType::Bool)
     } else {

@@ -9,6 +9,7 @@ pub mod files;
 pub mod funcs;
 pub mod layout;
 pub mod ndarray;
+pub mod npz;
 pub mod random;
 pub mod scalar;
 pub mod stats;

@@ -14,7 +14,7 @@ mod json;
 mod operator;
 mod pathlib;
 pub mod random;
-mod record;
+pub(crate) mod record;
 mod shutil;
 mod string;
 mod tempfile;

@@ -11,7 +11,8 @@
 //! The parts: values (`tensor.rs`, `variable.rs`, `dtypes.rs`, `shape.rs` for TensorShape,
 //! `convert.rs` for TF's conversion rules between language values and tensors); the one
 //! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
-//! `tf.math`, `shape_ops.rs` for creation, shape and selection, `nn.rs` for `tf.nn`,
+//! `tf.math`, `shape_ops.rs` for creation, shape and selection by position, `select.rs` for
+//! selection by mask, value and coordinates, `nn.rs` for `tf.nn`,
 //! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); `function/`
 //! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
 //! `tf.cond`, `tf.while_loop`); `module.rs` (`tf.Module`,
@@ -36,6 +37,7 @@ pub mod module;
 pub mod nn;
 pub mod ops;
 pub mod random;
+pub mod select;
 pub mod shape;
 pub mod shape_ops;
 pub mod strategies;

@@ -279,6 +279,7 @@ pub fn keras_activation(name: &str, args: &Args, ctx: &mut dyn Ctx) -> Option<R>
 pub fn module() -> Value {
     let nn = NativeModule::new("tensorflow.nn", "Neural-network functions.");
     super::keras::losses::register_nn(&nn);
+    nn.set("top_k", super::select::top_k_fn());
     for (n, act) in [
         ("relu", Activation::Relu),
         ("sigmoid", Activation::Sigmoid),

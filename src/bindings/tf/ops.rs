@@ -346,6 +346,7 @@ pub fn register(tf: &NativeModule) {
     }
     math.set("softmax", super::nn::softmax_fn("softmax", false));
     math.set("log_softmax", super::nn::softmax_fn("log_softmax", true));
+    super::select::register(tf, &math);
     tf.set("math", math.into_value());
     tf.set("nn", super::nn::module());
     super::shape_ops::register(tf);

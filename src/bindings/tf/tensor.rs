@@ -232,35 +232,6 @@ fn bool_mask(key: &Value) -> Option<std::sync::Arc<NdArray>> {
     super::convert::held_array(key).filter(|a| a.dtype() == DType::Bool && a.ndim() > 0)
 }
 
-/// `tf.boolean_mask(t, mask)`: the rows of `t` (flattened over the mask's axes) where the
-/// mask is true, as a gather, so the gradient reaches the selected elements.
-fn boolean_mask(e: &mut Eager, t: &ops::Tensor, mask: &NdArray) -> OpResult<ops::Tensor> {
-    let k = mask.ndim();
-    if t.shape().get(..k) != Some(mask.shape()) {
-        return Err(ops::OpError::new(
-            ops::ErrorClass::InvalidArgument,
-            format!(
-                "Shapes {} and {} are incompatible",
-                crate::tensor::shape_str(&t.shape()[..k.min(t.ndim())]),
-                crate::tensor::shape_str(mask.shape())
-            ),
-        ));
-    }
-    let mut shape: Vec<i64> = vec![-1];
-    shape.extend(t.shape()[k..].iter().map(|&d| d as i64));
-    let flat = ops::reshape(e, t, &shape)?;
-    let picked: Vec<i64> = mask
-        .to_bool_array()
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b)
-        .map(|(i, _)| i as i64)
-        .collect();
-    let n = picked.len();
-    let idx = NdArray::from_i64(&[n], picked).map_err(ops::OpError::internal)?;
-    ops::gather(e, &flat, &ops::Tensor::new(idx), 0)
-}
-
 /// `t[key]` as TF computes it: a strided slice for integers, slices, `tf.newaxis`, `...`
 /// and scalar integer tensors (a Python list of them counts as a tuple, as in TF), a
 /// boolean mask for a bool tensor.
@@ -269,7 +240,7 @@ pub fn tensor_getitem(t: ops::Tensor, key: &Value, ctx: &mut dyn Ctx) -> PyResul
         if let Some(k) = key.downcast::<Tensor>() {
             trace::value_read(ctx, &k.tensor, "a boolean mask");
         }
-        return apply(ctx, |e| boolean_mask(e, &t, &mask));
+        return super::select::boolean_mask(&t, &mask, 0, ctx);
     }
     let items = match key {
         Value::Tuple(_) | Value::List(_) => key.as_seq().unwrap_or_default(),

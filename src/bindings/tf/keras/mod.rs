@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod csv_logger;
 pub mod datasets;
 pub mod fit;
+pub mod get_file;
 pub mod initializers;
 pub mod layers;
 pub mod loss_functions;

@@ -1,4 +1,5 @@
-//! `tf.keras.utils.to_categorical` (one-hot rows as float64, as Keras returns them) and
+//! `tf.keras.utils.to_categorical` (one-hot rows as float64, as Keras returns them),
+//! `get_file` (from `get_file.rs`) and
 //! `tf.keras.activations` (functions on tensors that layers also accept by name; on
 //! tensors they are the op library's activations, `tf.nn`'s).
 
@@ -106,6 +107,16 @@ pub fn register(keras: &NativeModule) {
                 "to_categorical",
                 "to_categorical(x, num_classes=None)",
                 to_categorical,
+            ),
+        )
+        .with(
+            "get_file",
+            super::super::func(
+                "get_file",
+                "get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None, \
+                 cache_subdir='datasets', hash_algorithm='auto', extract=False, \
+                 archive_format='auto', cache_dir=None, force_download=False)",
+                super::get_file::get_file,
             ),
         )
         .with(
