@@ -120,25 +120,34 @@ fn assert_close(what: &str, want: &[f64], got: &[f64]) {
     }
 }
 
+/// The loop on `replicas` replicas, eager or traced, in a fresh session: its final weights
+/// and accuracy, once every copy matched after every step.
+fn run_loop(
+    replicas: usize,
+    batch: usize,
+    optimizer: &str,
+    function: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let s = Session::start().expect("session");
+    ok(&s, SETUP);
+    let out = ok(&s, &custom_loop(replicas, batch, optimizer, function));
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("INFO:tensorflow:"))
+        .collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"mirrored"),
+        "{replicas} replicas:\n{out}"
+    );
+    let weights = numbers(lines.get(1).copied().unwrap_or(""));
+    let accuracy = numbers(lines.get(2).copied().unwrap_or(""));
+    (weights, accuracy)
+}
+
 /// Runs the loop on each replica count and checks each against one replica and `fit`.
 fn check(batch: usize, optimizer: &str, function: bool, counts: &[usize]) {
-    let run = |replicas: usize| {
-        let s = Session::start().expect("session");
-        ok(&s, SETUP);
-        let out = ok(&s, &custom_loop(replicas, batch, optimizer, function));
-        let lines: Vec<&str> = out
-            .lines()
-            .filter(|l| !l.starts_with("INFO:tensorflow:"))
-            .collect();
-        assert_eq!(
-            lines.first(),
-            Some(&"mirrored"),
-            "{replicas} replicas:\n{out}"
-        );
-        let weights = numbers(lines.get(1).copied().unwrap_or(""));
-        let accuracy = numbers(lines.get(2).copied().unwrap_or(""));
-        (weights, accuracy)
-    };
+    let run = |replicas: usize| run_loop(replicas, batch, optimizer, function);
     let (one, one_acc) = run(1);
     let s = Session::start().expect("session");
     ok(&s, SETUP);
@@ -199,23 +208,6 @@ fn traced_adam_uneven_split_matches_one_replica_and_fit() {
     check(10, "tf.keras.optimizers.Adam(0.01)", true, &[4]);
 }
 
-/// The loop's final weights and accuracy on `replicas` replicas, eager or traced.
-fn final_state(replicas: usize, batch: usize, optimizer: &str, function: bool) -> Vec<f64> {
-    let s = Session::start().expect("session");
-    ok(&s, SETUP);
-    let out = ok(&s, &custom_loop(replicas, batch, optimizer, function));
-    let lines: Vec<&str> = out
-        .lines()
-        .filter(|l| !l.starts_with("INFO:tensorflow:"))
-        .collect();
-    assert_eq!(
-        lines.first(),
-        Some(&"mirrored"),
-        "{replicas} replicas:\n{out}"
-    );
-    lines.iter().skip(1).flat_map(|l| numbers(l)).collect()
-}
-
 #[test]
 fn traced_replicas_in_parallel_match_eager_within_1e6() {
     for (batch, optimizer) in [
@@ -223,8 +215,10 @@ fn traced_replicas_in_parallel_match_eager_within_1e6() {
         (10, "tf.keras.optimizers.SGD(0.1)"),
     ] {
         for n in 1..=4 {
-            let eager = final_state(n, batch, optimizer, false);
-            let traced = final_state(n, batch, optimizer, true);
+            let (mut eager, eager_acc) = run_loop(n, batch, optimizer, false);
+            let (mut traced, traced_acc) = run_loop(n, batch, optimizer, true);
+            eager.extend(eager_acc);
+            traced.extend(traced_acc);
             assert_eq!(eager.len(), traced.len());
             for (i, (a, b)) in eager.iter().zip(&traced).enumerate() {
                 assert!(

@@ -129,13 +129,16 @@ fn push_serial(stages: &mut Vec<Stage>, steps: Vec<usize>) {
     stages.push(Stage::Serial(steps));
 }
 
+/// The step indices of each replica of a stage.
+type Groups = Vec<Vec<usize>>;
+
 /// The steps of `span` grouped by replica, with the replica that wrote each slot, when the
 /// replicas' groups are independent.
 fn parallel(
     steps: &[Step],
     tags: &[Option<usize>],
     span: Range<usize>,
-) -> Option<(Vec<Vec<usize>>, HashMap<Slot, usize>)> {
+) -> Option<(Groups, HashMap<Slot, usize>)> {
     let n = span.clone().filter_map(|i| tags[i]).max()? + 1;
     if n < 2 {
         return None;
@@ -176,9 +179,9 @@ fn parallel(
             Step::Print { .. } => return None,
         }
     }
-    for a in 0..n {
-        for b in 0..n {
-            if a != b && assigned[a].iter().any(|v| touched[b].contains(v)) {
+    for (a, mine) in assigned.iter().enumerate() {
+        for (b, theirs) in touched.iter().enumerate() {
+            if a != b && mine.iter().any(|v| theirs.contains(v)) {
                 return None;
             }
         }

@@ -813,34 +813,21 @@ fn out_tree(
     })
 }
 
+fn join_types(items: &[OutTree], specs: &[TensorSpec]) -> String {
+    items
+        .iter()
+        .map(|t| output_tree_types(t, specs))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The output types of a trace, for a concrete function's signature.
 pub fn output_tree_types(tree: &OutTree, specs: &[TensorSpec]) -> String {
     match tree {
         OutTree::Tensor(i) => specs.get(*i).map_or("?".into(), TensorSpec::text),
-        OutTree::List(items) => format!(
-            "List[{}]",
-            items
-                .iter()
-                .map(|t| output_tree_types(t, specs))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        OutTree::Tuple(items) => format!(
-            "Tuple[{}]",
-            items
-                .iter()
-                .map(|t| output_tree_types(t, specs))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        OutTree::PerReplica(items) => format!(
-            "PerReplicaSpec({})",
-            items
-                .iter()
-                .map(|t| output_tree_types(t, specs))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        OutTree::List(items) => format!("List[{}]", join_types(items, specs)),
+        OutTree::Tuple(items) => format!("Tuple[{}]", join_types(items, specs)),
+        OutTree::PerReplica(items) => format!("PerReplicaSpec({})", join_types(items, specs)),
         OutTree::Dict(items) => format!(
             "Dict[{}]",
             items
