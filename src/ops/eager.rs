@@ -239,6 +239,11 @@ impl Eager {
     }
 
     /// The active tapes, innermost last.
+    /// Whether a tape records or an observer watches what this context runs.
+    pub fn observed(&self) -> bool {
+        self.recording() || !self.observers.is_empty()
+    }
+
     pub fn active_tapes(&self) -> &[TapeRef] {
         &self.tapes
     }

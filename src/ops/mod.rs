@@ -94,7 +94,7 @@ pub use elementwise::{
 pub use error::{dims, kernel_dtype_name, ErrorClass, OpError, OpResult};
 pub use graph::{
     format_g, format_tensor, Capture, Graph, PrintPart, PrintSpec, PrintStream, Printer, Recorder,
-    Silent, Slot, StaticShape, Step,
+    ScopedThreads, Silent, Slot, StaticShape, Step, Workers,
 };
 pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
 pub use linalg::{matmul, MatMul};

@@ -5,7 +5,8 @@
 //! with global batches that split evenly and unevenly, with SGD and Adam, eager and inside
 //! `tf.function`, the loop ends with the weights of the one-replica loop within 1e-5 and
 //! with the weights of `fit` on the same batches; after every step every replica's copy of
-//! every variable is bit-identical to the first (the mirror invariant). Against real
+//! every variable is bit-identical to the first (the mirror invariant); the traced step,
+//! whose replay runs the replicas at once, ends within 1e-6 of the eager loop. Against real
 //! TensorFlow 2.21: every cell of tests/fixtures/tf/strategy_run_reference.json (written
 //! by tests/fixtures/tf/make_strategy_run_reference.py) prints what TensorFlow printed.
 
@@ -119,25 +120,34 @@ fn assert_close(what: &str, want: &[f64], got: &[f64]) {
     }
 }
 
+/// The loop on `replicas` replicas, eager or traced, in a fresh session: its final weights
+/// and accuracy, once every copy matched after every step.
+fn run_loop(
+    replicas: usize,
+    batch: usize,
+    optimizer: &str,
+    function: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let s = Session::start().expect("session");
+    ok(&s, SETUP);
+    let out = ok(&s, &custom_loop(replicas, batch, optimizer, function));
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("INFO:tensorflow:"))
+        .collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"mirrored"),
+        "{replicas} replicas:\n{out}"
+    );
+    let weights = numbers(lines.get(1).copied().unwrap_or(""));
+    let accuracy = numbers(lines.get(2).copied().unwrap_or(""));
+    (weights, accuracy)
+}
+
 /// Runs the loop on each replica count and checks each against one replica and `fit`.
 fn check(batch: usize, optimizer: &str, function: bool, counts: &[usize]) {
-    let run = |replicas: usize| {
-        let s = Session::start().expect("session");
-        ok(&s, SETUP);
-        let out = ok(&s, &custom_loop(replicas, batch, optimizer, function));
-        let lines: Vec<&str> = out
-            .lines()
-            .filter(|l| !l.starts_with("INFO:tensorflow:"))
-            .collect();
-        assert_eq!(
-            lines.first(),
-            Some(&"mirrored"),
-            "{replicas} replicas:\n{out}"
-        );
-        let weights = numbers(lines.get(1).copied().unwrap_or(""));
-        let accuracy = numbers(lines.get(2).copied().unwrap_or(""));
-        (weights, accuracy)
-    };
+    let run = |replicas: usize| run_loop(replicas, batch, optimizer, function);
     let (one, one_acc) = run(1);
     let s = Session::start().expect("session");
     ok(&s, SETUP);
@@ -178,4 +188,44 @@ fn adam_uneven_split_matches_one_replica_and_fit() {
 #[test]
 fn traced_step_matches_eager() {
     check(8, "tf.keras.optimizers.Adam(0.01)", true, &[2, 3]);
+}
+
+// The traced step replays each replica's part of the graph on its own thread, all
+// replicas at once; the tests below hold that path to the same numbers.
+
+#[test]
+fn traced_sgd_matches_one_replica_and_fit() {
+    check(8, "tf.keras.optimizers.SGD(0.1)", true, &[2, 4]);
+}
+
+#[test]
+fn traced_sgd_uneven_split_matches_one_replica_and_fit() {
+    check(10, "tf.keras.optimizers.SGD(0.1)", true, &[3]);
+}
+
+#[test]
+fn traced_adam_uneven_split_matches_one_replica_and_fit() {
+    check(10, "tf.keras.optimizers.Adam(0.01)", true, &[4]);
+}
+
+#[test]
+fn traced_replicas_in_parallel_match_eager_within_1e6() {
+    for (batch, optimizer) in [
+        (10, "tf.keras.optimizers.Adam(0.01)"),
+        (10, "tf.keras.optimizers.SGD(0.1)"),
+    ] {
+        for n in 1..=4 {
+            let (mut eager, eager_acc) = run_loop(n, batch, optimizer, false);
+            let (mut traced, traced_acc) = run_loop(n, batch, optimizer, true);
+            eager.extend(eager_acc);
+            traced.extend(traced_acc);
+            assert_eq!(eager.len(), traced.len());
+            for (i, (a, b)) in eager.iter().zip(&traced).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-6,
+                    "{n} replicas, {optimizer}: value {i} is {b} traced, {a} eager"
+                );
+            }
+        }
+    }
 }

@@ -103,6 +103,8 @@ impl Strategy {
 
     /// `strategy.run(fn, args=(), kwargs=None)`: calls `fn` once per replica, replica by
     /// replica, with per-replica arguments unwrapped; results come back as `PerReplica`.
+    /// Inside a `tf.function` trace, each replica's steps are tagged with its replica, so
+    /// the graph's replay runs the replicas at the same time.
     fn run(&self, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let s = args.bind("run", &["fn", "args", "kwargs", "options"], 1)?;
         let f = s[0].clone().unwrap_or(Value::None);
@@ -126,6 +128,7 @@ impl Strategy {
             None => vec![],
         };
         let n = self.num_replicas();
+        super::function::trace::runs_strategy(ctx, this);
         let outer = ctx
             .state()
             .get::<TfState>()
@@ -165,7 +168,9 @@ impl Strategy {
                 run.start_replica();
             }
             let saved = enter_replica(ctx, this, r);
+            let tags = super::function::trace::tag_replica(ctx, Some(r));
             let out = ctx.call(f, call);
+            super::function::trace::restore_replica(ctx, tags);
             restore_replica(ctx, saved);
             results.push(out?);
         }
@@ -308,6 +313,41 @@ pub fn collective(ctx: &mut dyn Ctx, part: Vec<Option<ops::Tensor>>) -> Collecti
         return Collective::Waiting;
     }
     Collective::Ready(call.iter().map(|p| p.clone().unwrap_or_default()).collect())
+}
+
+/// The threads that run the replicas' parts of a graph traced from `strategy.run`: the
+/// strategy's own replica threads (those `fit` trains on) once its replicas are made, else
+/// threads made for each replay.
+pub fn replica_threads(strategy: Option<&Value>) -> Box<dyn ops::Workers> {
+    let core = strategy
+        .and_then(|s| s.downcast::<Strategy>())
+        .and_then(|s| s.core.borrow().clone());
+    match core {
+        Some(core) => Box::new(ReplicaThreads(core)),
+        None => Box::new(ops::ScopedThreads),
+    }
+}
+
+struct ReplicaThreads(Arc<crate::distribute::MirroredStrategy>);
+
+impl ops::Workers for ReplicaThreads {
+    fn each(&self, n: usize, job: &(dyn Fn(usize) + Sync)) {
+        if n != self.0.num_replicas_in_sync() {
+            return ops::ScopedThreads.each(n, job);
+        }
+        // A job that panics leaves its replica's result unset, which the replay reports.
+        let _ = self.0.run(|replica| job(replica.rank));
+    }
+}
+
+/// Runs `f` (the work a collective call completes: the reduction and the update it
+/// feeds) in the cross-replica context as far as the traces in progress see it, so a
+/// replay runs it once every replica's part is ready.
+pub fn cross_replica<R>(ctx: &mut dyn Ctx, f: impl FnOnce(&mut dyn Ctx) -> R) -> R {
+    let tags = super::function::trace::tag_replica(ctx, None);
+    let out = f(ctx);
+    super::function::trace::restore_replica(ctx, tags);
+    out
 }
 
 /// The SUM all-reduce of every replica's parts, slot by slot, in replica order (a slot no

@@ -239,7 +239,7 @@ impl MirroredVariable {
         v: &Value,
         ctx: &mut dyn Ctx,
     ) -> PyResult<()> {
-        use super::distribute::{collective, sum_parts, Collective};
+        use super::distribute::{collective, Collective};
         match self.aggregation {
             Aggregation::None => {
                 if let Some(var) = self.parts.get(r).and_then(|p| p.downcast::<Variable>()) {
@@ -288,27 +288,38 @@ impl MirroredVariable {
                         return Ok(());
                     }
                 };
-                let n = parts.len();
-                let mean = self.aggregation == Aggregation::Mean;
-                let total = run(ctx, |e| {
-                    let total = sum_parts(e, &parts)?.into_iter().flatten().next();
-                    match total {
-                        Some(t) if mean => {
-                            let n = ops::Tensor::scalar(n as f64, t.dtype());
-                            ops::div(e, &t, &n).map(Some)
-                        }
-                        other => Ok(other),
-                    }
-                })?;
-                if let Some(t) = total {
-                    let value = wrap(t);
-                    for var in self.each() {
-                        var.update(how, &value, ctx)?;
-                    }
-                }
-                Ok(())
+                super::distribute::cross_replica(ctx, |ctx| self.apply_reduced(how, &parts, ctx))
             }
         }
+    }
+
+    /// The SUM or MEAN of every replica's part of an update, applied to every copy.
+    fn apply_reduced(
+        &self,
+        how: Assign,
+        parts: &[Vec<Option<ops::Tensor>>],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        use super::distribute::sum_parts;
+        let n = parts.len();
+        let mean = self.aggregation == Aggregation::Mean;
+        let total = run(ctx, |e| {
+            let total = sum_parts(e, parts)?.into_iter().flatten().next();
+            match total {
+                Some(t) if mean => {
+                    let n = ops::Tensor::scalar(n as f64, t.dtype());
+                    ops::div(e, &t, &n).map(Some)
+                }
+                other => Ok(other),
+            }
+        })?;
+        if let Some(t) = total {
+            let value = wrap(t);
+            for var in self.each() {
+                var.update(how, &value, ctx)?;
+            }
+        }
+        Ok(())
     }
 
     /// A read of the copy the running code sees: the running replica's inside a replica's

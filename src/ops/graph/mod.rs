@@ -17,6 +17,7 @@
 
 mod print;
 mod record;
+mod stages;
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,9 @@ use crate::tensor::{shape_str, DType};
 
 pub use print::{format_g, format_tensor, PrintPart, PrintSpec, PrintStream};
 pub use record::{Capture, Recorder, StaticShape};
+pub use stages::{ScopedThreads, Workers};
+
+use stages::Stage;
 
 /// A value's place in a replay's table of tensors.
 pub type Slot = usize;
@@ -90,6 +94,9 @@ pub struct Graph {
     widest: usize,
     /// Whether a replay may take inputs of other shapes (of the same ranks).
     any_shapes: bool,
+    /// The steps split into serial runs and the parallel stages of `strategy.run`'s
+    /// replicas (`stages.rs`).
+    stages: Vec<Stage>,
 }
 
 impl Graph {
@@ -113,6 +120,39 @@ impl Graph {
         variables: &[Variable],
         printer: &mut dyn Printer,
     ) -> OpResult<Vec<Tensor>> {
+        self.replay(e, inputs, variables, printer, None)
+    }
+
+    /// Whether the graph has steps that replicas of a `strategy.run` may run at once.
+    pub fn has_replica_stages(&self) -> bool {
+        self.stages
+            .iter()
+            .any(|s| matches!(s, Stage::Parallel { .. }))
+    }
+
+    /// [`run_with`](Self::run_with), with the steps of each replica of a traced
+    /// `strategy.run` run by `workers`, all replicas at once. A context that a tape or a
+    /// recorder watches replays serially, so that they see every op.
+    pub fn run_replicated(
+        &self,
+        e: &mut Eager,
+        inputs: &[Tensor],
+        variables: &[Variable],
+        printer: &mut dyn Printer,
+        workers: &dyn Workers,
+    ) -> OpResult<Vec<Tensor>> {
+        let workers = (!e.observed()).then_some(workers);
+        self.replay(e, inputs, variables, printer, workers)
+    }
+
+    fn replay(
+        &self,
+        e: &mut Eager,
+        inputs: &[Tensor],
+        variables: &[Variable],
+        printer: &mut dyn Printer,
+        workers: Option<&dyn Workers>,
+    ) -> OpResult<Vec<Tensor>> {
         self.check(inputs, variables)?;
         let mut vals: Vec<Option<Tensor>> = vec![None; self.slots];
         for (slot, t) in &self.constants {
@@ -122,7 +162,75 @@ impl Graph {
             vals[*slot] = Some(t.clone());
         }
         let mut args: Vec<Tensor> = Vec::with_capacity(self.widest);
-        for (step, frees) in self.steps.iter().zip(&self.frees) {
+        for stage in &self.stages {
+            match (stage, workers) {
+                (
+                    Stage::Parallel {
+                        replicas,
+                        span,
+                        collectives,
+                    },
+                    Some(w),
+                ) => {
+                    let left = stages::run_parallel(
+                        &self.steps,
+                        &self.frees,
+                        replicas,
+                        collectives,
+                        &mut vals,
+                        variables,
+                        w,
+                    )?;
+                    // The stage's values that nothing after it reads are released, and
+                    // the collectives the ring did not take run here.
+                    for frees in &self.frees[span.clone()] {
+                        for s in frees {
+                            vals[*s] = None;
+                        }
+                    }
+                    self.run_serial(e, &left, &mut vals, &mut args, variables, printer)?;
+                    for c in collectives {
+                        for s in &self.frees[c.step] {
+                            vals[*s] = None;
+                        }
+                    }
+                }
+                (
+                    Stage::Parallel {
+                        span, collectives, ..
+                    },
+                    None,
+                ) => {
+                    // The collectives read only the stage's values, so they may follow it.
+                    let steps: Vec<usize> = span
+                        .clone()
+                        .chain(collectives.iter().map(|c| c.step))
+                        .collect();
+                    self.run_serial(e, &steps, &mut vals, &mut args, variables, printer)?;
+                }
+                (Stage::Serial(steps), _) => {
+                    self.run_serial(e, steps, &mut vals, &mut args, variables, printer)?
+                }
+            }
+        }
+        args.clear();
+        self.outputs.iter().map(|s| take(&vals, *s)).collect()
+    }
+
+    /// `steps`, one after another on `e`.
+    fn run_serial(
+        &self,
+        e: &mut Eager,
+        steps: &[usize],
+        vals: &mut [Option<Tensor>],
+        args: &mut Vec<Tensor>,
+        variables: &[Variable],
+        printer: &mut dyn Printer,
+    ) -> OpResult<()> {
+        for &i in steps {
+            let (Some(step), Some(frees)) = (self.steps.get(i), self.frees.get(i)) else {
+                continue;
+            };
             match step {
                 Step::Op {
                     op,
@@ -131,9 +239,9 @@ impl Graph {
                 } => {
                     args.clear();
                     for s in inputs {
-                        args.push(take(&vals, *s)?);
+                        args.push(take(vals, *s)?);
                     }
-                    let outs = e.execute_ref(op, &args)?;
+                    let outs = e.execute_ref(op, args)?;
                     for (slot, t) in outputs.iter().zip(outs) {
                         vals[*slot] = Some(t);
                     }
@@ -142,23 +250,22 @@ impl Graph {
                     vals[*out] = Some(e.read(&variables[*var]));
                 }
                 Step::Assign { var, how, value } => {
-                    let v = take(&vals, *value)?;
+                    let v = take(vals, *value)?;
                     e.assign(&variables[*var], *how, &v)?;
                 }
                 Step::Print { spec, inputs } => {
                     args.clear();
                     for s in inputs {
-                        args.push(take(&vals, *s)?);
+                        args.push(take(vals, *s)?);
                     }
-                    printer.print(spec, &args);
+                    printer.print(spec, args);
                 }
             }
             for s in frees {
                 vals[*s] = None;
             }
         }
-        args.clear();
-        self.outputs.iter().map(|s| take(&vals, *s)).collect()
+        Ok(())
     }
 
     fn check(&self, inputs: &[Tensor], variables: &[Variable]) -> OpResult<()> {

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{Graph, PrintSpec, Slot, Step};
+use super::{stages, Graph, PrintSpec, Slot, Step};
 use crate::ops::eager::{Assign, Observer};
 use crate::ops::elementwise::Binary;
 use crate::ops::error::{ErrorClass, OpError, OpResult};
@@ -49,6 +49,10 @@ struct Recording {
     slot_of: HashMap<TensorId, Slot>,
     info: Vec<SlotInfo>,
     steps: Vec<Step>,
+    /// The replica of a traced `strategy.run` that recorded each step, if any.
+    tags: Vec<Option<usize>>,
+    /// The replica whose function runs now (see [`Recorder::set_replica`]).
+    replica: Option<usize>,
     inputs: Vec<(Slot, Tensor)>,
     constants: Vec<(Slot, Tensor)>,
     /// Tensors with this id or a later one were made during the recording: a constant
@@ -160,6 +164,11 @@ impl Recording {
         Some(dims)
     }
 
+    fn push(&mut self, step: Step) {
+        self.steps.push(step);
+        self.tags.push(self.replica);
+    }
+
     fn made_inside(&self, id: TensorId) -> bool {
         self.start.is_some_and(|s| id >= s)
     }
@@ -244,11 +253,17 @@ impl Recorder {
         r.slot_of.get(&id).map(|s| r.info[*s].shape.clone())
     }
 
+    /// Tags the steps recorded from now on with the replica of `strategy.run` whose
+    /// function runs (`None`: the cross-replica context); returns the previous tag.
+    pub fn set_replica(&self, replica: Option<usize>) -> Option<usize> {
+        std::mem::replace(&mut self.lock().replica, replica)
+    }
+
     /// Records a `tf.print` of `tensors` with `spec`.
     pub fn print(&self, spec: PrintSpec, tensors: &[Tensor]) {
         let mut r = self.lock();
         let inputs = tensors.iter().map(|t| r.slot_for(t)).collect();
-        r.steps.push(Step::Print {
+        r.push(Step::Print {
             spec: Arc::new(spec),
             inputs,
         });
@@ -328,6 +343,13 @@ impl Recorder {
             .filter(|(_, k)| **k)
             .map(|(s, _)| s.clone())
             .collect();
+        let tags: Vec<Option<usize>> = r
+            .tags
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(t, _)| *t)
+            .collect();
         let mut last: Vec<Option<usize>> = vec![None; r.info.len()];
         for (i, step) in steps.iter().enumerate() {
             let used: &[Slot] = match step {
@@ -362,7 +384,6 @@ impl Recorder {
             .cloned()
             .collect();
         Ok(Graph {
-            steps,
             frees,
             slots: r.info.len(),
             inputs: r.inputs.iter().map(|(s, _)| *s).collect(),
@@ -376,6 +397,8 @@ impl Recorder {
             outputs: outs,
             widest,
             any_shapes: false,
+            stages: stages::plan(&steps, &tags),
+            steps,
         })
     }
 }
@@ -404,7 +427,7 @@ impl Observer for Recorder {
             let shape = r.output_shape(&slots, inputs, t);
             outs.push(r.new_slot(t.id(), format!("{node}:{k}"), shape, dynamic));
         }
-        r.steps.push(Step::Op {
+        r.push(Step::Op {
             op: op.clone(),
             inputs: slots,
             outputs: outs,
@@ -417,7 +440,7 @@ impl Observer for Recorder {
         let name = format!("{}:0", r.unique("ReadVariableOp"));
         let shape = Some(value.shape().iter().map(|d| Some(*d)).collect());
         let out = r.new_slot(value.id(), name, shape, true);
-        r.steps.push(Step::Read { var: i, out });
+        r.push(Step::Read { var: i, out });
     }
 
     fn assign_variable(
@@ -433,6 +456,6 @@ impl Observer for Recorder {
         if !r.assigned.iter().any(|(v, _)| v.same(var)) {
             r.assigned.push((var.clone(), previous.clone()));
         }
-        r.steps.push(Step::Assign { var: i, how, value });
+        r.push(Step::Assign { var: i, how, value });
     }
 }

@@ -270,3 +270,112 @@ fn graphs_cross_threads() {
     assert_eq!(got[1], (vec![60.0], vec![80.0]));
     assert_eq!(w.snapshot().to_f64_vec().1, after_trace);
 }
+
+/// Workers that count the stages they run (on scoped threads).
+#[derive(Default)]
+struct Counted(std::sync::atomic::AtomicUsize);
+
+impl Workers for Counted {
+    fn each(&self, n: usize, job: &(dyn Fn(usize) + Sync)) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ScopedThreads.each(n, job)
+    }
+}
+
+/// Two replicas as a traced `strategy.run` records them: replica `r` computes
+/// `relu(x_r @ w_r + b) * 2` on its own copy `w_r` (with `cross` deciding whether replica
+/// 1 also reads replica 0's result); the cross-replica context sums the results and adds
+/// the sum to both copies.
+fn replicated(
+    e: &mut Eager,
+    rec: &Recorder,
+    xs: &[Tensor],
+    copies: &[Variable],
+    b: &Tensor,
+    cross: bool,
+) -> OpResult<Vec<Tensor>> {
+    let mut parts = Vec::new();
+    for (r, (x, w)) in xs.iter().zip(copies).enumerate() {
+        rec.set_replica(Some(r));
+        let mut y = body(e, x, w, b)?;
+        if cross && r == 1 {
+            y = ops::add(e, &y, &parts[0])?;
+        }
+        parts.push(ops::reduce_sum(e, &y, None, false)?);
+    }
+    rec.set_replica(None);
+    let total = ops::add_n(e, &parts)?;
+    for w in copies {
+        e.assign(w, Assign::Add, &total)?;
+    }
+    Ok(vec![total])
+}
+
+fn replica_setup() -> (Vec<Variable>, Tensor, Vec<Tensor>) {
+    let w = t(&[2, 2], vec![1.0, -1.0, 0.5, 2.0]);
+    let copies = (0..2)
+        .map(|r| Variable::new(w.value().clone(), &format!("w/replica_{r}"), true))
+        .collect();
+    let b = t(&[2], vec![0.1, -0.2]);
+    let xs = vec![
+        t(&[3, 2], vec![1.0, 2.0, -1.0, 0.5, 0.25, 3.0]),
+        t(&[2, 2], vec![-3.0, 0.5, 2.0, 1.0]),
+    ];
+    (copies, b, xs)
+}
+
+#[test]
+fn replicas_of_a_replay_run_at_once_and_compute_what_they_compute_in_turn() {
+    for cross in [false, true] {
+        // The same trace replayed serially and replicated, each on its own variables.
+        let mut e = Eager::default();
+        let (serial_vars, b, xs) = replica_setup();
+        let rec = Recorder::new();
+        let fresh: Vec<Tensor> = xs
+            .iter()
+            .map(|x| Tensor::from_arc(x.array().clone()))
+            .collect();
+        for (i, p) in fresh.iter().enumerate() {
+            rec.placeholder(p, &format!("x{i}"), None);
+        }
+        let id = e.attach(rec.observer());
+        let traced = replicated(&mut e, &rec, &fresh, &serial_vars, &b, cross);
+        e.detach(id);
+        let g = ok(rec.finish(&ok(traced)));
+        // A replica that reads another's value cannot run beside it.
+        assert_eq!(g.has_replica_stages(), !cross, "cross {cross}");
+        let (parallel_vars, _, _) = replica_setup();
+        for v in serial_vars.iter().chain(&parallel_vars) {
+            let w = t(&[2, 2], vec![1.0, -1.0, 0.5, 2.0]);
+            ok(e.assign(v, Assign::Set, &w));
+        }
+        let workers = Counted::default();
+        for step in 0..3 {
+            let x2: Vec<Tensor> = xs
+                .iter()
+                .map(|x| {
+                    ok(ops::mul(
+                        &mut e,
+                        x,
+                        &Tensor::scalar(step as f64 + 1.0, x.dtype()),
+                    ))
+                })
+                .collect();
+            let one = ok(g.run_with(&mut e, &x2, &serial_vars, &mut Silent));
+            let many = ok(g.run_replicated(&mut e, &x2, &parallel_vars, &mut Silent, &workers));
+            assert_eq!(vals(&one[0]), vals(&many[0]));
+            for (a, b) in serial_vars.iter().zip(&parallel_vars) {
+                assert_eq!(vals(&e.read(a)), vals(&e.read(b)));
+            }
+        }
+        let stages = workers.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(stages, if cross { 0 } else { 3 });
+        // Under a tape the replay stays serial, so the tape sees every op.
+        let tape = Tape::new(false, true).shared();
+        e.push_tape(tape.clone());
+        let x2 = xs.clone();
+        ok(g.run_replicated(&mut e, &x2, &parallel_vars, &mut Silent, &workers));
+        e.pop_tape(&tape);
+        assert_eq!(workers.0.load(std::sync::atomic::Ordering::SeqCst), stages);
+    }
+}

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use super::super::convert::{numpy_array, tensor_value, to_array, variable_of};
 use super::super::eager::{context, wrap};
 use super::super::tensor::Tensor;
+use super::super::values::DistributedValues;
 use super::super::TfError;
 use super::spec::{known, TensorSpec, TraceType};
 use crate::lang::float_repr;
@@ -283,6 +284,15 @@ fn flatten_value(
         });
         leaves.push(Leaf::Tensor(t, numbered(name, named)));
         return Ok(ty);
+    }
+    if let Some(parts) = per_replica_parts(v) {
+        // TF flattens a `PerReplica` into its components: each batch of a distributed
+        // dataset is a new object, but of the same type, so one trace serves them all.
+        let types = parts
+            .iter()
+            .map(|x| flatten_value(x, name, leaves, stand_in, named, depth + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(TraceType::PerReplica(types));
     }
     Ok(match v {
         Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => {
@@ -560,10 +570,16 @@ pub fn param_types(bound: &Bound, key: &TraceType) -> Vec<super::concrete::Param
         .collect()
 }
 
+/// The parts of a `PerReplica` value (not of a mirrored variable, which is a leaf).
+fn per_replica_parts(v: &Value) -> Option<&[Value]> {
+    let d = v.downcast::<DistributedValues>()?;
+    (d.kind == "PerReplica").then_some(d.parts.as_slice())
+}
+
 fn key_leaves<'a>(t: &'a TraceType, out: &mut Vec<&'a TraceType>) {
     match t {
         TraceType::Tensor(_) | TraceType::Variable { .. } => out.push(t),
-        TraceType::List(items) | TraceType::Tuple(items) => {
+        TraceType::List(items) | TraceType::Tuple(items) | TraceType::PerReplica(items) => {
             for i in items {
                 key_leaves(i, out);
             }
@@ -631,6 +647,11 @@ fn replace(v: &Value, values: &[Value], next: &mut usize) -> Value {
         *next += 1;
         return out;
     }
+    if let Some(parts) = per_replica_parts(v) {
+        return DistributedValues::per_replica(
+            parts.iter().map(|x| replace(x, values, next)).collect(),
+        );
+    }
     match v {
         Value::List(_) | Value::Tuple(_) => {
             let items: Vec<Value> = v
@@ -676,6 +697,8 @@ pub enum OutTree {
     List(Vec<OutTree>),
     Tuple(Vec<OutTree>),
     Dict(Vec<(Value, OutTree)>),
+    /// A `PerReplica` result (`strategy.run`'s, returned without a reduce).
+    PerReplica(Vec<OutTree>),
     /// A value returned as it is (None, or an object that is not a tensor).
     Value(ValueCell),
 }
@@ -691,6 +714,9 @@ impl OutTree {
             OutTree::Tensor(i) => outs.get(*i).cloned().map_or(Value::None, wrap),
             OutTree::List(items) => Value::list(items.iter().map(|t| t.build(outs)).collect()),
             OutTree::Tuple(items) => Value::tuple(items.iter().map(|t| t.build(outs)).collect()),
+            OutTree::PerReplica(items) => {
+                DistributedValues::per_replica(items.iter().map(|t| t.build(outs)).collect())
+            }
             OutTree::Dict(items) => {
                 let mut d = Dict::default();
                 for (k, t) in items {
@@ -743,6 +769,14 @@ fn out_tree(
         tensors.push(t);
         return Ok(OutTree::Tensor(tensors.len() - 1));
     }
+    if let Some(parts) = per_replica_parts(v) {
+        return Ok(OutTree::PerReplica(
+            parts
+                .iter()
+                .map(|x| out_tree(x, tensors, ctx, depth + 1))
+                .collect::<PyResult<_>>()?,
+        ));
+    }
     Ok(match v {
         Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
             let t = tensor_value(to_array(v, None, false, ctx)?);
@@ -779,26 +813,21 @@ fn out_tree(
     })
 }
 
+fn join_types(items: &[OutTree], specs: &[TensorSpec]) -> String {
+    items
+        .iter()
+        .map(|t| output_tree_types(t, specs))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The output types of a trace, for a concrete function's signature.
 pub fn output_tree_types(tree: &OutTree, specs: &[TensorSpec]) -> String {
     match tree {
         OutTree::Tensor(i) => specs.get(*i).map_or("?".into(), TensorSpec::text),
-        OutTree::List(items) => format!(
-            "List[{}]",
-            items
-                .iter()
-                .map(|t| output_tree_types(t, specs))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        OutTree::Tuple(items) => format!(
-            "Tuple[{}]",
-            items
-                .iter()
-                .map(|t| output_tree_types(t, specs))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        OutTree::List(items) => format!("List[{}]", join_types(items, specs)),
+        OutTree::Tuple(items) => format!("Tuple[{}]", join_types(items, specs)),
+        OutTree::PerReplica(items) => format!("PerReplicaSpec({})", join_types(items, specs)),
         OutTree::Dict(items) => format!(
             "Dict[{}]",
             items

@@ -139,6 +139,9 @@ fn structured(tree: &OutTree, specs: &[TensorSpec]) -> Value {
         }
         OutTree::List(items) => Value::list(items.iter().map(|t| structured(t, specs)).collect()),
         OutTree::Tuple(items) => Value::tuple(items.iter().map(|t| structured(t, specs)).collect()),
+        OutTree::PerReplica(items) => super::super::values::DistributedValues::per_replica(
+            items.iter().map(|t| structured(t, specs)).collect(),
+        ),
         OutTree::Dict(items) => {
             let mut d = Dict::default();
             for (k, t) in items {

@@ -153,6 +153,8 @@ pub(crate) struct Traced {
     /// The static type of each output tensor.
     out_specs: Vec<spec::TensorSpec>,
     captures: Vec<ops::Capture>,
+    /// The strategy whose `strategy.run` the graph traced, if any.
+    strategy: Option<Value>,
 }
 
 /// The traces of one function (or of one instance's method).
@@ -442,10 +444,16 @@ impl Function {
             out: Vec::new(),
             outer,
         };
-        let e = context(ctx);
-        let result = match &vars {
-            Some(v) => t.graph.run_with(e, &inputs, v, &mut printer),
-            None => t.graph.run(e, &inputs, &mut printer),
+        let vars = vars.as_deref().unwrap_or(t.graph.variables());
+        let result = if t.graph.has_replica_stages() {
+            // The replicas of a traced `strategy.run` run at once, each on its replica's
+            // thread.
+            let workers = super::distribute::replica_threads(t.strategy.as_ref());
+            let e = context(ctx);
+            t.graph
+                .run_replicated(e, &inputs, vars, &mut printer, workers.as_ref())
+        } else {
+            t.graph.run_with(context(ctx), &inputs, vars, &mut printer)
         };
         trace::show(ctx, printer.out);
         let outs = result.map_err(op_err)?;
@@ -510,6 +518,7 @@ impl Function {
             may_create,
             printed: Vec::new(),
             shape_bound: false,
+            strategy: None,
         });
         let result = self.run_python(bound, flat, Some(&placeholders), ctx);
         let frame = ctx.state().get::<TfState>().tracing.frames.pop();
@@ -541,6 +550,7 @@ impl Function {
             printed: frame.printed,
             generic: !frame.shape_bound && !key.unknown_rank(),
             recorder,
+            strategy: frame.strategy,
         })
     }
 
@@ -662,6 +672,7 @@ struct TraceRun {
     /// Whether the graph replays on any shapes the trace's type covers.
     generic: bool,
     recorder: Recorder,
+    strategy: Option<Value>,
 }
 
 impl Traced {
@@ -698,6 +709,7 @@ impl Traced {
             outputs: run.outputs.tree,
             out_specs,
             captures: run.recorder.captures(),
+            strategy: run.strategy,
         }))
     }
 }

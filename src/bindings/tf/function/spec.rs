@@ -222,6 +222,9 @@ pub enum TraceType {
     Tuple(Vec<TraceType>),
     /// Entries in sorted key order.
     Dict(Vec<(HashKey, String, TraceType)>),
+    /// A `PerReplica` value (what iterating a distributed dataset gives): its parts, one
+    /// per replica, so a step called with each batch replays one trace.
+    PerReplica(Vec<TraceType>),
     /// Any other object, by identity.
     Object {
         id: u64,
@@ -249,6 +252,7 @@ impl TraceType {
             TraceType::Literal { text, .. } => format!("Literal[{}]", text.0),
             TraceType::List(items) => format!("List[{}]", join(items)),
             TraceType::Tuple(items) => format!("Tuple[{}]", join(items)),
+            TraceType::PerReplica(items) => format!("PerReplicaSpec({})", join(items)),
             TraceType::Dict(items) => format!(
                 "Dict[{}]",
                 items
@@ -276,7 +280,8 @@ impl TraceType {
                     }
             }
             (TraceType::List(a), TraceType::List(b))
-            | (TraceType::Tuple(a), TraceType::Tuple(b)) => {
+            | (TraceType::Tuple(a), TraceType::Tuple(b))
+            | (TraceType::PerReplica(a), TraceType::PerReplica(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.covers(y))
             }
             (TraceType::Dict(a), TraceType::Dict(b)) => {
@@ -311,6 +316,14 @@ impl TraceType {
                     .map(|(x, y)| x.join(y))
                     .collect::<Option<_>>()?,
             ),
+            (TraceType::PerReplica(a), TraceType::PerReplica(b)) if a.len() == b.len() => {
+                TraceType::PerReplica(
+                    a.iter()
+                        .zip(b)
+                        .map(|(x, y)| x.join(y))
+                        .collect::<Option<_>>()?,
+                )
+            }
             (TraceType::Dict(a), TraceType::Dict(b)) if a.len() == b.len() => TraceType::Dict(
                 a.iter()
                     .zip(b)
@@ -329,7 +342,9 @@ impl TraceType {
     pub fn unknown_rank(&self) -> bool {
         match self {
             TraceType::Tensor(s) => s.shape.is_none(),
-            TraceType::List(a) | TraceType::Tuple(a) => a.iter().any(TraceType::unknown_rank),
+            TraceType::List(a) | TraceType::Tuple(a) | TraceType::PerReplica(a) => {
+                a.iter().any(TraceType::unknown_rank)
+            }
             TraceType::Dict(a) => a.iter().any(|(_, _, t)| t.unknown_rank()),
             _ => false,
         }
@@ -342,7 +357,9 @@ impl TraceType {
                 None => true,
                 Some(d) => d.iter().any(Option::is_none),
             },
-            TraceType::List(a) | TraceType::Tuple(a) => a.iter().any(TraceType::relaxed),
+            TraceType::List(a) | TraceType::Tuple(a) | TraceType::PerReplica(a) => {
+                a.iter().any(TraceType::relaxed)
+            }
             TraceType::Dict(a) => a.iter().any(|(_, _, t)| t.relaxed()),
             _ => false,
         }

@@ -11,7 +11,7 @@
 
 use crate::bindings::tf::TfState;
 use crate::cell::Output;
-use crate::lang::{Ctx, PyErr, PyResult};
+use crate::lang::{Ctx, PyErr, PyResult, Value};
 use crate::ops::{self, ObserverId, Recorder, StaticShape, TensorId};
 
 /// TF's error for a variable made on a trace after the first call.
@@ -39,6 +39,9 @@ pub struct Frame {
     /// What `tf.print` printed during the trace: shown once the trace is kept (a trace
     /// that is undone ran nothing, as far as TF is concerned).
     pub printed: Vec<Output>,
+    /// The strategy whose `strategy.run` the traced code called: its replica threads
+    /// replay the replicas' parts of the graph.
+    pub strategy: Option<Value>,
 }
 
 /// The traces in progress, innermost last.
@@ -139,5 +142,29 @@ pub fn shape_read(ctx: &mut dyn Ctx, t: &ops::Tensor) {
         if f.recorder.is_dynamic(t.id()) {
             f.shape_bound = true;
         }
+    }
+}
+
+/// Tags what the traces in progress record from now on with the replica of `strategy.run`
+/// whose function runs (`None`: the cross-replica context), so a replay can run the
+/// replicas' parts at once; returns the previous tags for [`restore_replica`].
+pub fn tag_replica(ctx: &mut dyn Ctx, replica: Option<usize>) -> Vec<Option<usize>> {
+    frames(ctx)
+        .iter()
+        .map(|f| f.recorder.set_replica(replica))
+        .collect()
+}
+
+/// Notes that the traced code calls `strategy.run` of `strategy`.
+pub fn runs_strategy(ctx: &mut dyn Ctx, strategy: &Value) {
+    for f in frames(ctx).iter_mut() {
+        f.strategy.get_or_insert_with(|| strategy.clone());
+    }
+}
+
+/// Puts back the tags [`tag_replica`] replaced.
+pub fn restore_replica(ctx: &mut dyn Ctx, previous: Vec<Option<usize>>) {
+    for (f, p) in frames(ctx).iter().zip(previous) {
+        f.recorder.set_replica(p);
     }
 }

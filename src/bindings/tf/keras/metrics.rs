@@ -8,6 +8,7 @@
 //! `name`, as Keras does.
 
 use std::any::Any;
+use std::cell::RefCell;
 
 use super::super::convert::{tensor_err, tensor_of};
 use super::super::eager::{apply, op_err, run};
@@ -26,9 +27,18 @@ use crate::tensor::{DType, NdArray, Scalar};
 /// A metric object.
 pub struct MetricObj {
     pub class: &'static str,
+    /// The state; inside `strategy.run`, replica 0's part of it.
     pub metric: Metric,
     /// `get_config()` beyond `name` and `dtype`, in Keras's order.
     pub config: Vec<(&'static str, Value)>,
+    /// The state of replicas 1, 2, ... of `strategy.run` (made when a replica first
+    /// updates the metric). As TF's metric variables are sync-on-read, each replica
+    /// updates its own part (so replicas never write the same variable and a traced step
+    /// runs them at once), and `result()` reads the sum of the parts: every metric's state
+    /// is totals and counts, so the sum is the state of one replica that saw every batch.
+    replicas: RefCell<Vec<Metric>>,
+    /// Where `result()` puts the summed parts, to compute the result from them.
+    combined: RefCell<Option<Metric>>,
 }
 
 impl MetricObj {
@@ -48,7 +58,16 @@ impl MetricObj {
             Some(w) => Some(tensor_of(&w, ctx)?),
             None => None,
         };
-        let m = &self.metric;
+        let r = super::super::distribute::running_replica(ctx).unwrap_or(0);
+        while r > 0 && self.replicas.borrow().len() < r {
+            let part = Metric::new(self.metric.kind.clone(), &self.metric.name).map_err(op_err)?;
+            self.replicas.borrow_mut().push(part);
+        }
+        let parts = self.replicas.borrow();
+        let m = match r.checked_sub(1) {
+            Some(i) => parts.get(i).unwrap_or(&self.metric),
+            None => &self.metric,
+        };
         run(ctx, |e| match &t {
             Some(t) => m.update(e, t, &p, w.as_ref()),
             None => m.update_values(e, &p, w.as_ref()),
@@ -56,7 +75,41 @@ impl MetricObj {
     }
 
     fn result(&self, ctx: &mut dyn Ctx) -> PyResult<Value> {
-        apply(ctx, |e| self.metric.result(e))
+        let parts = self.replicas.borrow();
+        if parts.is_empty() {
+            return apply(ctx, |e| self.metric.result(e));
+        }
+        if self.combined.borrow().is_none() {
+            let m = Metric::new(self.metric.kind.clone(), &self.metric.name).map_err(op_err)?;
+            *self.combined.borrow_mut() = Some(m);
+        }
+        let combined = self.combined.borrow();
+        let Some(sum) = combined.as_ref() else {
+            return apply(ctx, |e| self.metric.result(e));
+        };
+        apply(ctx, |e| {
+            for (i, ((_, into), (_, mine))) in sum.vars.iter().zip(&self.metric.vars).enumerate() {
+                let mut values = vec![e.read(mine)];
+                for part in parts.iter() {
+                    if let Some((_, v)) = part.vars.get(i) {
+                        values.push(e.read(v));
+                    }
+                }
+                let total = crate::ops::add_n(e, &values)?;
+                e.assign(into, crate::ops::Assign::Set, &total)?;
+            }
+            sum.result(e)
+        })
+    }
+
+    fn reset(&self, ctx: &mut dyn Ctx) -> PyResult<()> {
+        run(ctx, |e| {
+            self.metric.reset(e)?;
+            for part in self.replicas.borrow().iter() {
+                part.reset(e)?;
+            }
+            Ok(())
+        })
     }
 
     fn get_config(&self) -> Value {
@@ -101,7 +154,7 @@ impl Object for MetricObj {
             }),
             "result" => bound::<MetricObj>(this, name, |m, _, _, ctx| m.result(ctx)),
             "reset_state" => bound::<MetricObj>(this, name, |m, _, _, ctx| {
-                run(ctx, |e| m.metric.reset(e))?;
+                m.reset(ctx)?;
                 Ok(Value::None)
             }),
             "get_config" => bound::<MetricObj>(this, name, |m, _, _, _| Ok(m.get_config())),
@@ -608,6 +661,8 @@ fn metric_class(c: Class) -> Value {
                 class,
                 metric,
                 config,
+                replicas: RefCell::new(Vec::new()),
+                combined: RefCell::new(None),
             }))
         })
         .into_value()

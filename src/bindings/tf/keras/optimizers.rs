@@ -513,13 +513,28 @@ impl OptimizerObj {
                 g => Some(tensor_of(g, ctx)?),
             });
         }
-        use super::super::distribute::{collective, sum_parts, Collective};
+        use super::super::distribute::{collective, Collective};
         let parts = match collective(ctx, part) {
             Collective::Alone => return Ok(false),
             Collective::Waiting => return Ok(true),
             Collective::Ready(parts) => parts,
         };
-        let summed = run(ctx, |e| sum_parts(e, &parts))?;
+        super::super::distribute::cross_replica(ctx, |ctx| {
+            self.update_mirrored(&parts, vars, &copies, ctx)
+        })?;
+        Ok(true)
+    }
+
+    /// The reduced update of [`apply_mirrored`](Self::apply_mirrored), once every
+    /// replica's part is in.
+    fn update_mirrored(
+        &self,
+        parts: &[Vec<Option<ops::Tensor>>],
+        vars: &[Value],
+        copies: &[Vec<ops::Variable>],
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<()> {
+        let summed = run(ctx, |e| super::super::distribute::sum_parts(e, parts))?;
         let reduced: Vec<Value> = summed
             .into_iter()
             .map(|g| g.map_or(Value::None, super::super::eager::wrap))
@@ -528,7 +543,7 @@ impl OptimizerObj {
         run(ctx, |e| {
             e.pause();
             let mut done = Ok(());
-            for c in &copies {
+            for c in copies {
                 let Some((first, rest)) = c.split_first() else {
                     continue;
                 };
@@ -539,8 +554,7 @@ impl OptimizerObj {
             }
             e.resume();
             done
-        })?;
-        Ok(true)
+        })
     }
 
     /// Keras's `apply(grads, trainable_variables)`.
