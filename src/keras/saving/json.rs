@@ -95,6 +95,14 @@ pub fn kind_config(kind: &LayerKind) -> Value {
         LayerKind::Merge(_) => json!({}),
         LayerKind::Norm(n) => super::super::norm::config_json(n, init_json),
         LayerKind::Stateless(s) => super::super::stateless::config_json(s),
+        LayerKind::Embedding {
+            input_dim,
+            output_dim,
+            embeddings_initializer,
+        } => json!({"input_dim": input_dim, "output_dim": output_dim,
+            "embeddings_initializer": init_json(embeddings_initializer),
+            "embeddings_regularizer": null, "activity_regularizer": null,
+            "embeddings_constraint": null, "mask_zero": false, "quantization_config": null}),
     }
 }
 
@@ -340,6 +348,25 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
             seed: c.get("seed").and_then(Value::as_u64),
         },
         "Activation" => LayerKind::Activation(act("activation")?),
+        "Embedding" => {
+            if flag(c, "mask_zero", false) {
+                return Err(KerasError::Value(
+                    "Embedding(mask_zero=True) is not supported here".into(),
+                ));
+            }
+            LayerKind::Embedding {
+                input_dim: uint(c, "input_dim")?,
+                output_dim: uint(c, "output_dim")?,
+                embeddings_initializer: init(
+                    c,
+                    "embeddings_initializer",
+                    Init::RandomUniform {
+                        minval: -0.05,
+                        maxval: 0.05,
+                    },
+                )?,
+            }
+        }
         "Softmax" => LayerKind::Softmax,
         "BatchNormalization" | "LayerNormalization" => {
             match crate::keras::norm::from_config(class, c, init) {
@@ -360,6 +387,7 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                     "Dropout",
                     "Activation",
                     "Softmax",
+                    "Embedding",
                 ];
                 known.extend(crate::keras::norm::CLASSES);
                 known.extend(crate::keras::stateless::CLASSES);
