@@ -87,12 +87,17 @@ fn assert_close(what: &str, want: &[f64], got: &[f64], tol: f64) {
     }
 }
 
-fn predicted(s: &Session, model: &str) -> Vec<f64> {
-    let out = ok(
-        s,
-        &format!("print([float(v) for v in {model}.predict(x, verbose=0).ravel()])"),
-    );
+/// The numbers a cell prints as a Python list of floats (`print([...])`).
+fn printed_floats(s: &Session, list: &str) -> Vec<f64> {
+    let out = ok(s, &format!("print({list})"));
     serde_json::from_str::<Vec<f64>>(out.trim()).unwrap_or_else(|e| panic!("{out}: {e}"))
+}
+
+fn predicted(s: &Session, model: &str) -> Vec<f64> {
+    printed_floats(
+        s,
+        &format!("[float(v) for v in {model}.predict(x, verbose=0).ravel()]"),
+    )
 }
 
 #[test]
@@ -279,11 +284,10 @@ def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in
 }
 
 fn weights_of(s: &Session, model: &str) -> Vec<f64> {
-    let out = ok(
+    printed_floats(
         s,
-        &format!("print([float(v) for w in {model}.get_weights() for v in w.ravel()])"),
-    );
-    serde_json::from_str::<Vec<f64>>(out.trim()).unwrap_or_else(|e| panic!("{out}: {e}"))
+        &format!("[float(v) for w in {model}.get_weights() for v in w.ravel()]"),
+    )
 }
 
 #[test]
