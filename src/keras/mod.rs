@@ -6,10 +6,10 @@
 //! the loss, optimizer and metrics, [`replica`] holds one device's copy of the variables
 //! and runs a training step with an all-reduce hook, `layers` does each layer's arithmetic,
 //! [`trainer`] is the seam the epoch loop in [`fit`] drives (one replica, or N mirrored
-//! replicas from the distribute part), [`callbacks`] and [`checkpoint`] hook into that
-//! loop, [`saving`] reads and writes `.keras` and `.weights.h5` files, [`datasets`] reads
-//! Keras's dataset cache (with [`cifar`] for CIFAR-10's pickled batches, decoded by the
-//! non-executing [`pickle`] reader), [`summary`] computes what `model.summary()` shows, and [`bench`]
+//! replicas from the distribute part), [`callbacks`] hook into that loop, [`saving`]
+//! reads and writes `.keras` and `.weights.h5` files, [`datasets`] reads Keras's dataset
+//! cache (with [`cifar`] for CIFAR-10's pickled batches, decoded by the non-executing
+//! [`pickle`] reader), [`summary`] computes what `model.summary()` shows, and [`bench`]
 //! measures training throughput against the machine's GEMM peak.
 //!
 //! A single-device training run, in order: `ModelConfig::sequential(input_shape, layers)`
@@ -24,7 +24,6 @@
 pub mod activations;
 pub mod bench;
 pub mod callbacks;
-pub mod checkpoint;
 pub mod cifar;
 pub mod compile;
 pub mod config;
@@ -46,8 +45,7 @@ pub mod summary;
 pub mod trainer;
 pub mod validate;
 
-pub use callbacks::{Callback, EarlyStopping, LearningRateScheduler, TrainInfo};
-pub use checkpoint::ModelCheckpoint;
+pub use callbacks::{Callback, TrainInfo};
 pub use compile::{CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig};
 pub use config::{
     Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, NameScope, Padding, Plan, Stateless,

@@ -1,17 +1,17 @@
 //! Saving, loading and the callbacks that use them: `.keras` archives and `.weights.h5`
 //! files round-trip exactly (weights, config, compile settings, optimizer state, so that
 //! training resumes bit-identically), bad paths get Keras's messages, damaged files get
-//! clear errors, and EarlyStopping / ModelCheckpoint / LearningRateScheduler behave as in
-//! Keras.
+//! clear errors, and a callback can change the learning rate, save the weights, stop
+//! training and restore the best weights through the epoch loop's seam.
 
 use mirror_kernel::device::cpu::CpuDevice;
 use mirror_kernel::keras::callbacks::Callback;
 use mirror_kernel::keras::saving::SavedModel;
 use mirror_kernel::keras::{
     fit, initial_weights, load_model, load_weights, save_model, save_weights, CompileConfig, Data,
-    EarlyStopping, FitOptions, KerasError, LayerKind, LearningRateScheduler, ModelCheckpoint,
-    ModelConfig, Replica,
+    FitOptions, HostArray, KResult, KerasError, LayerKind, Logs, ModelConfig, Replica, Trainer,
 };
+
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -173,20 +173,61 @@ fn damaged_files_give_errors_not_panics() {
     );
 }
 
+/// A callback that uses every seam of the epoch loop at once: from epoch 2 it sets an
+/// absurd learning rate, it saves the weights whenever the loss improves, logs the rate,
+/// and stops (restoring the best weights) once the loss gets worse.
+struct Guard {
+    dir: PathBuf,
+    best: f64,
+    best_weights: Option<Vec<HostArray>>,
+    saved: Vec<(usize, PathBuf)>,
+    stopped_at: Option<usize>,
+}
+
+impl Callback for Guard {
+    fn on_epoch_begin(&mut self, epoch: usize, model: &mut dyn Trainer) -> KResult<()> {
+        if epoch >= 2 {
+            model.set_learning_rate(50.0);
+        }
+        Ok(())
+    }
+    fn on_epoch_end(
+        &mut self,
+        epoch: usize,
+        logs: &mut Logs,
+        model: &mut dyn Trainer,
+    ) -> KResult<bool> {
+        logs.insert("learning_rate".into(), f64::from(model.learning_rate()));
+        let loss = logs["loss"];
+        if loss < self.best {
+            self.best = loss;
+            let weights = model.get_weights()?;
+            let path = self.dir.join(format!("best-{epoch}.weights.h5"));
+            save_weights(&path, model.config(), &weights)?;
+            self.saved.push((epoch, path));
+            self.best_weights = Some(weights);
+            return Ok(false);
+        }
+        if let Some(w) = &self.best_weights {
+            model.set_weights(w)?;
+        }
+        self.stopped_at = Some(epoch);
+        Ok(true)
+    }
+}
+
 #[test]
-fn checkpoints_early_stopping_and_schedules_work_together() {
+fn a_callback_steers_training_through_the_epoch_loop() {
     let dir = scratch("callbacks");
     let (_, mut r) = model();
     let (x, y) = data();
-    let template = dir.join("ck-{epoch:02d}-{loss:.3f}.weights.h5");
-    let mut ck =
-        ModelCheckpoint::new(&template.display().to_string(), "loss", true, true).expect("ck");
-    // After epoch 2 the learning rate becomes absurd, so the loss gets worse and
-    // EarlyStopping must stop and restore the best weights.
-    let mut sched =
-        LearningRateScheduler::new(Box::new(|epoch, lr| Ok(if epoch < 2 { lr } else { 50.0 })));
-    let mut es = EarlyStopping::new("loss", 1);
-    es.restore_best_weights = true;
+    let mut guard = Guard {
+        dir: dir.clone(),
+        best: f64::INFINITY,
+        best_weights: None,
+        saved: vec![],
+        stopped_at: None,
+    };
     let opts = FitOptions {
         epochs: 10,
         batch_size: 8,
@@ -194,26 +235,21 @@ fn checkpoints_early_stopping_and_schedules_work_together() {
         on_nan: mirror_kernel::keras::OnNaN::Continue,
         ..FitOptions::default()
     };
-    let mut cbs: Vec<&mut dyn Callback> = vec![&mut sched, &mut es, &mut ck];
+    let mut cbs: Vec<&mut dyn Callback> = vec![&mut guard];
     let h = fit(&mut r, Data { x: &x, y: &y }, None, &opts, &mut cbs, None).expect("fit");
+    // What the callback logged is in the History, epoch by epoch.
     let lr = f64::from(0.001f32);
     assert_eq!(h.history["learning_rate"][..2], [lr, lr]);
+    assert_eq!(h.history["learning_rate"][2], 50.0);
+    // The absurd rate made the loss worse, so training stopped early, at that epoch.
+    let stopped = guard.stopped_at.expect("training did not stop");
     assert!(h.epoch.len() < 10, "did not stop: {:?}", h.history["loss"]);
-    assert!(es.stopped_epoch > 0);
-    let best = ck.saved.last().expect("a checkpoint").clone();
-    let name = best
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    assert!(
-        name.starts_with(&format!("ck-{:02}-", es.best_epoch + 1)),
-        "{name}"
-    );
+    assert_eq!(h.epoch.len(), stopped + 1);
+    // The model holds the best weights again, the same as the last file saved.
+    let (_, best) = guard.saved.last().expect("a saved file").clone();
     let cfg = r.config().clone();
     assert_eq!(
         load_weights(&best, &cfg).expect("load"),
         r.get_weights().expect("w")
     );
-    assert!(ModelCheckpoint::new("x.h5", "loss", false, true).is_err());
-    assert!(ModelCheckpoint::new("x.weights.h5", "loss", false, false).is_err());
 }

@@ -12,23 +12,90 @@ use crate::lang::values::object::Args;
 use crate::lang::values::runtime::*;
 use crate::lang::values::value::{Dict, HashKey, Value};
 
-fn parse_int(s: &str, base: u32) -> Option<i64> {
-    let t = s.trim().replace('_', "");
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r.to_string()),
-        None => (false, t.strip_prefix('+').unwrap_or(&t).to_string()),
+/// Why `int(text, base)` failed.
+enum IntText {
+    /// Not a literal in that base: CPython's ValueError.
+    Invalid,
+    /// A literal too large for this kernel's 64-bit int.
+    Overflow,
+}
+
+/// `int()`'s `base` (second positional or keyword), checked as CPython checks it.
+fn int_base(a: &Args) -> PyResult<Option<u32>> {
+    let given = a
+        .pos
+        .get(1)
+        .or_else(|| a.kw.iter().find(|(k, _)| k == "base").map(|(_, v)| v));
+    let Some(b) = given else {
+        return Ok(None);
     };
-    let t = match base {
-        16 => t
-            .trim_start_matches("0x")
-            .trim_start_matches("0X")
-            .to_string(),
-        2 => t.trim_start_matches("0b").to_string(),
-        8 => t.trim_start_matches("0o").to_string(),
-        _ => t,
+    match b.as_int()? {
+        b @ (0 | 2..=36) => Ok(Some(b as u32)),
+        _ => Err(PyErr::value_error(
+            "int() base must be >= 2 and <= 36, or 0",
+        )),
+    }
+}
+
+/// Parses `text` as CPython's `int(text, base)` does: surrounding whitespace, a sign, the
+/// base's optional prefix (`0x`, `0o`, `0b`; with base 0 the prefix chooses the base, and
+/// a decimal literal may not start with 0 unless it is all zeros) and single underscores
+/// between digits (or right after a prefix). `base` is 0 or 2..=36.
+fn parse_int(text: &str, base: u32) -> Result<i64, IntText> {
+    let t = text.trim();
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
     };
-    let v = i64::from_str_radix(&t, base).ok()?;
-    Some(if neg { -v } else { v })
+    let lower = t.get(..2).map(str::to_ascii_lowercase);
+    let prefixed = match lower.as_deref() {
+        Some("0x") if base == 0 || base == 16 => Some(16),
+        Some("0o") if base == 0 || base == 8 => Some(8),
+        Some("0b") if base == 0 || base == 2 => Some(2),
+        _ => None,
+    };
+    let (radix, digits, after_prefix) = match prefixed {
+        Some(r) => (r, &t[2..], true),
+        None => (if base == 0 { 10 } else { base }, t, false),
+    };
+    // An underscore may follow a prefix, and otherwise only stands between two digits.
+    let digits = match digits.strip_prefix('_') {
+        Some(rest) if after_prefix => rest,
+        _ => digits,
+    };
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
+        return Err(IntText::Invalid);
+    }
+    if digits.contains("__") {
+        return Err(IntText::Invalid);
+    }
+    let mut value: i64 = 0;
+    let mut overflow = false;
+    let mut nonzero = false;
+    for c in digits.chars().filter(|&c| c != '_') {
+        let d = c.to_digit(radix).ok_or(IntText::Invalid)?;
+        nonzero |= d != 0;
+        // Accumulate negatively so that i64::MIN parses too.
+        match value
+            .checked_mul(i64::from(radix))
+            .and_then(|v| v.checked_sub(i64::from(d)))
+        {
+            Some(v) => value = v,
+            None => overflow = true,
+        }
+    }
+    if base == 0 && prefixed.is_none() && digits.starts_with('0') && nonzero {
+        return Err(IntText::Invalid);
+    }
+    if overflow {
+        return Err(IntText::Overflow);
+    }
+    if neg {
+        Ok(value)
+    } else {
+        value.checked_neg().ok_or(IntText::Overflow)
+    }
 }
 
 impl Vm<'_> {
@@ -48,7 +115,12 @@ impl Vm<'_> {
     pub fn call_type(&mut self, name: &str, a: Args) -> PyResult<Value> {
         let x = a.pos.first().cloned();
         Ok(match name {
-            "int" => match x {
+            "int" => match (x, int_base(&a)?) {
+                (None, Some(_)) => return Err(PyErr::type_error("int() missing string argument")),
+                (Some(v), Some(_)) if !matches!(v, Value::Str(_)) => {
+                    return Err(PyErr::type_error("int() can't convert non-string with explicit base"))
+                }
+                (x, base) => match x {
                 None => Value::Int(0),
                 Some(Value::Int(i)) => Value::Int(i),
                 Some(Value::Bool(b)) => Value::Int(b as i64),
@@ -62,15 +134,17 @@ impl Vm<'_> {
                     Value::Int(f.trunc() as i64)
                 }
                 Some(Value::Str(s)) => {
-                    let base = a.pos.get(1).map(|b| b.as_int()).transpose()?.unwrap_or(10) as u32;
+                    let base = base.unwrap_or(10);
                     match parse_int(&s, base) {
-                        Some(i) => Value::Int(i),
-                        None => return Err(PyErr::value_error(format!("invalid literal for int() with base {base}: {}", crate::lang::datamodel::repr::str_repr(&s)))),
+                        Ok(i) => Value::Int(i),
+                        Err(IntText::Invalid) => return Err(PyErr::value_error(format!("invalid literal for int() with base {base}: {}", crate::lang::datamodel::repr::str_repr(&s)))),
+                        Err(IntText::Overflow) => return Err(PyErr::new("OverflowError", "int too large for this kernel's 64-bit int")),
                     }
                 }
                 Some(v) => match self.try_attr(&v, "__int__")? {
                     Some(m) => self.call_value(&m, Args::default())?,
                     None => return Err(PyErr::type_error(format!("int() argument must be a string, a bytes-like object or a real number, not '{}'", v.type_name()))),
+                },
                 },
             },
             "float" => match x {

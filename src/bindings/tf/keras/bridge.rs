@@ -17,32 +17,12 @@ use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};
 use crate::lang::{Ctx, PyErr, Value};
 
-/// A save asked for while `fit` holds the model's engine: the model (by address), the path
-/// and whether only the weights are saved.
-struct DeferredSave {
-    model: usize,
-    path: String,
-    weights_only: bool,
-}
-
-thread_local! {
-    /// The saves callbacks asked for during the hook running now (the session runs cells on
-    /// one thread).
-    static DEFERRED_SAVES: std::cell::RefCell<Vec<DeferredSave>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Asks the bridge of the running `fit` to save the model (a ModelCheckpoint's
-/// `model.save` inside a hook): it does so with the running trainer when the hook returns.
-pub fn defer_save(model: &ModelObj, path: String, weights_only: bool) {
-    let model = model as *const ModelObj as usize;
-    DEFERRED_SAVES.with(|q| {
-        q.borrow_mut().push(DeferredSave {
-            model,
-            path,
-            weights_only,
-        })
-    });
+/// A save asked for while `fit` holds the model's engine (a ModelCheckpoint's `model.save`
+/// inside a hook). It waits in the model's `pending_saves`, and the bridge does it with the
+/// running trainer as soon as the hook returns.
+pub struct PendingSave {
+    pub path: String,
+    pub weights_only: bool,
 }
 
 /// Shows progress frames: the first as a display with an id, later ones as updates.
@@ -109,13 +89,7 @@ impl Bridge<'_> {
         let Some(m) = self.state.downcast::<ModelObj>() else {
             return Ok(());
         };
-        let me = m as *const ModelObj as usize;
-        let mine: Vec<DeferredSave> = DEFERRED_SAVES.with(|q| {
-            let mut q = q.borrow_mut();
-            let (mine, rest) = q.drain(..).partition(|d| d.model == me);
-            *q = rest;
-            mine
-        });
+        let mine = std::mem::take(&mut *m.pending_saves.borrow_mut());
         for d in mine {
             if let Err(e) = super::fit::save_trainer(t, &d.path, d.weights_only) {
                 self.err = Some(super::layers::kerr(e));
@@ -208,8 +182,7 @@ impl Drop for Bridge<'_> {
     /// A fit that failed may leave saves asked for and not done: they go with it.
     fn drop(&mut self) {
         if let Some(m) = self.state.downcast::<ModelObj>() {
-            let me = m as *const ModelObj as usize;
-            DEFERRED_SAVES.with(|q| q.borrow_mut().retain(|d| d.model != me));
+            m.pending_saves.borrow_mut().clear();
         }
     }
 }

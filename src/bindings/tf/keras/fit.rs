@@ -639,7 +639,8 @@ fn save(
     if m.engine.try_borrow_mut().is_err() {
         // `fit` holds the engine (a callback saves): its bridge saves the running trainer
         // as soon as the callback's hook returns.
-        super::bridge::defer_save(m, path, weights_only);
+        let save = super::bridge::PendingSave { path, weights_only };
+        m.pending_saves.borrow_mut().push(save);
         return Ok(Value::None);
     }
     m.with_engine(|e| save_trainer(e.trainer_ref(), &path, weights_only).map_err(kerr))?;

@@ -194,6 +194,9 @@ pub struct ModelObj {
     pub graph: RefCell<Option<Rc<Graph>>>,
     /// Whether calls run the graph (it is not a plain chain that the engine runs).
     pub runs_graph: Cell<bool>,
+    /// Saves a callback asked for while `fit` holds the engine, done by fit's bridge when
+    /// the callback's hook returns.
+    pub pending_saves: RefCell<Vec<super::bridge::PendingSave>>,
 }
 
 /// Session-wide Keras state: automatic names, the weight seed counter, and the name scope
@@ -247,6 +250,7 @@ impl ModelObj {
             op_training: RefCell::new(None),
             graph: RefCell::new(None),
             runs_graph: Cell::new(false),
+            pending_saves: RefCell::new(Vec::new()),
         }
     }
 
