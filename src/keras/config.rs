@@ -93,6 +93,13 @@ pub enum LayerKind {
     /// Pooling, rectifier, rescaling and rearranging layers without variables: they run
     /// on the op library only.
     Stateless(Stateless),
+    /// `Embedding`: a row of `embeddings` per integer index (a gather on the op library;
+    /// its gradient is a scatter-add of rows).
+    Embedding {
+        input_dim: usize,
+        output_dim: usize,
+        embeddings_initializer: Init,
+    },
 }
 
 impl LayerKind {
@@ -144,6 +151,7 @@ impl LayerKind {
             LayerKind::Merge(m) => m.class_name(),
             LayerKind::Norm(n) => n.class_name(),
             LayerKind::Stateless(s) => s.class_name(),
+            LayerKind::Embedding { .. } => "Embedding",
         }
     }
 
@@ -161,12 +169,16 @@ impl LayerKind {
             LayerKind::Merge(m) => m.base_name(),
             LayerKind::Norm(n) => n.base_name(),
             LayerKind::Stateless(s) => s.base_name(),
+            LayerKind::Embedding { .. } => "embedding",
         }
     }
 
     /// Whether the compiled engine runs this kind; the others run on the op library.
     pub fn on_engine(&self) -> bool {
-        !matches!(self, LayerKind::Norm(_) | LayerKind::Stateless(_))
+        !matches!(
+            self,
+            LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }
+        )
     }
 
     /// The activation applied after the layer's core operation, if any.
@@ -443,6 +455,23 @@ impl ModelConfig {
                     (shape.clone(), (None, None))
                 }
                 LayerKind::Stateless(s) => (s.out_shape(&l.name, &shape)?, (None, None)),
+                LayerKind::Embedding {
+                    input_dim,
+                    output_dim,
+                    embeddings_initializer,
+                } => {
+                    let dims = vec![*input_dim, *output_dim];
+                    let e = var(
+                        &mut plan,
+                        "embeddings",
+                        dims,
+                        embeddings_initializer,
+                        (*input_dim, *output_dim),
+                    )?;
+                    let mut out = shape.clone();
+                    out.push(*output_dim);
+                    (out, (e, None))
+                }
             };
             plan.in_shapes.push(shape);
             plan.out_shapes.push(out.clone());

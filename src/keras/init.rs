@@ -71,7 +71,8 @@ impl Init {
                 mean: 0.0,
                 stddev: 0.05,
             },
-            "random_uniform" => Init::RandomUniform {
+            // Keras's `uniform` is `RandomUniform()` with its defaults.
+            "random_uniform" | "uniform" => Init::RandomUniform {
                 minval: -0.05,
                 maxval: 0.05,
             },

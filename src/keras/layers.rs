@@ -352,6 +352,9 @@ pub fn forward(
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
             LayerKind::Norm(n) => return Err(n.not_on_engine()),
             LayerKind::Stateless(s) => return Err(s.not_on_engine()),
+            LayerKind::Embedding { .. } => {
+                return Err(KerasError::Value("Embedding runs on the op library".into()))
+            }
         }
     }
     Ok(())
@@ -471,6 +474,9 @@ pub fn backward(
             LayerKind::Merge(_) => return Err(super::merge::not_a_list(&x.shape)),
             LayerKind::Norm(n) => return Err(n.not_on_engine()),
             LayerKind::Stateless(s) => return Err(s.not_on_engine()),
+            LayerKind::Embedding { .. } => {
+                return Err(KerasError::Value("Embedding runs on the op library".into()))
+            }
         }
     }
     Ok(())

@@ -157,6 +157,85 @@ impl Norm {
     }
 }
 
+/// A normalization read back from its saved config (`config.json`, a legacy `.h5`'s
+/// `model_config`), or `None` when `class` is not one; `init` reads an initializer as saving
+/// writes them. Options this engine does not run (`renorm`, `synchronized`, `rms_scaling`)
+/// are refused by name rather than dropped.
+pub fn from_config(
+    class: &str,
+    c: &serde_json::Value,
+    init: fn(&serde_json::Value, &str, Init) -> KResult<Init>,
+) -> Option<KResult<Norm>> {
+    use serde_json::Value;
+    let f = |k: &str, d: f64| c.get(k).and_then(Value::as_f64).unwrap_or(d);
+    let b = |k: &str, d: bool| c.get(k).and_then(Value::as_bool).unwrap_or(d);
+    let refuse = |k: &str| -> KResult<()> {
+        if b(k, false) {
+            return Err(KerasError::Value(format!(
+                "{class}({k}=True) is not supported here"
+            )));
+        }
+        Ok(())
+    };
+    // LayerNormalization writes its axis as a list; a single axis is all this engine runs.
+    let axis = match c.get("axis") {
+        None | Some(Value::Null) => Ok(-1),
+        Some(Value::Array(a)) => match a.as_slice() {
+            [one] => one.as_i64().ok_or(()),
+            _ => Err(()),
+        },
+        Some(v) => v.as_i64().ok_or(()),
+    }
+    .map_err(|()| {
+        KerasError::Value(format!(
+            "{class}: only a single integer axis is supported here. Received: axis={}",
+            c.get("axis").map_or("None".to_string(), |v| v.to_string())
+        ))
+    });
+    let read = || -> KResult<Norm> {
+        Ok(match class {
+            "BatchNormalization" => {
+                refuse("renorm")?;
+                refuse("synchronized")?;
+                Norm::BatchNormalization {
+                    axis: axis?,
+                    momentum: f("momentum", 0.99),
+                    epsilon: f("epsilon", 1e-3),
+                    center: b("center", true),
+                    scale: b("scale", true),
+                    beta_initializer: init(c, "beta_initializer", Init::Zeros)?,
+                    gamma_initializer: init(c, "gamma_initializer", Init::Ones)?,
+                    moving_mean_initializer: init(c, "moving_mean_initializer", Init::Zeros)?,
+                    moving_variance_initializer: init(
+                        c,
+                        "moving_variance_initializer",
+                        Init::Ones,
+                    )?,
+                    synchronized: false,
+                }
+            }
+            _ => {
+                refuse("rms_scaling")?;
+                Norm::LayerNormalization {
+                    axis: axis?,
+                    epsilon: f("epsilon", 1e-3),
+                    center: b("center", true),
+                    scale: b("scale", true),
+                    beta_initializer: init(c, "beta_initializer", Init::Zeros)?,
+                    gamma_initializer: init(c, "gamma_initializer", Init::Ones)?,
+                }
+            }
+        })
+    };
+    match class {
+        "BatchNormalization" | "LayerNormalization" => Some(read()),
+        _ => None,
+    }
+}
+
+/// The class names [`from_config`] reads.
+pub const CLASSES: &[&str] = &["BatchNormalization", "LayerNormalization"];
+
 /// The layer-specific part of `get_config()`, as Keras 3.15 writes it; `init` writes an
 /// initializer as saving writes them.
 pub fn config_json(n: &Norm, init: fn(&Init) -> serde_json::Value) -> serde_json::Value {

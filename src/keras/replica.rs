@@ -43,7 +43,8 @@ impl StepStats {
     }
 }
 
-/// The optimizer's state on the host: its step counter and every slot, per variable.
+/// The optimizer's state on the host: its step counter and every slot, per trainable
+/// variable in Keras order (the variables the optimizer updates).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OptimizerState {
     pub iterations: u64,

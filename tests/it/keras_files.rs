@@ -1,7 +1,9 @@
 //! Real Keras files both ways (HDF5): the `.keras`, `.weights.h5` and legacy `.h5` files
-//! TensorFlow 2.21 / Keras 3.15 wrote for an MLP, a CNN and a functional model
+//! TensorFlow 2.21 / Keras 3.15 wrote for an MLP, a CNN, a functional model and two models
+//! holding BatchNormalization, LayerNormalization and layers without variables
 //! (tests/fixtures/keras/files, written by make_files_reference.py) load here and predict
-//! what real Keras predicted within 1e-6, with the compile config and Adam's state; an
+//! what real Keras predicted within 1e-6, with the compile config and Adam's state (and
+//! the normalization models continue `fit` as the loaded Keras model did); an
 //! uncompiled model's files load uncompiled, and `fit` refuses as Keras does; files
 //! written here read back the same; archives of earlier versions of this kernel still load
 //! with a note; truncated and bit-flipped copies of every fixture give Python errors and
@@ -17,7 +19,10 @@ use mirror_kernel::session::Session;
 use serde_json::Value;
 
 const DIR: &str = "tests/fixtures/keras/files";
-const MODELS: [&str; 3] = ["mlp", "cnn", "functional"];
+const MODELS: [&str; 5] = ["mlp", "cnn", "functional", "norm", "norm_cnn"];
+/// The models holding normalizations and layers without variables (the op library runs
+/// them, not the compiled engine).
+const NORM_MODELS: [&str; 2] = ["norm", "norm_cnn"];
 
 fn session() -> Session {
     match Session::start() {
@@ -53,6 +58,8 @@ fn build(name: &str) -> &'static str {
     match name {
         "mlp" => "tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(5, activation='relu'), tf.keras.layers.Dense(3, activation='softmax')])",
         "cnn" => "tf.keras.Sequential([tf.keras.Input((6, 6, 1)), tf.keras.layers.Conv2D(2, 3, activation='relu'), tf.keras.layers.MaxPooling2D(2), tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])",
+        "norm" => "tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(4, use_bias=False), tf.keras.layers.BatchNormalization(momentum=0.5), tf.keras.layers.LeakyReLU(negative_slope=0.2), tf.keras.layers.LayerNormalization(), tf.keras.layers.Dense(2, activation='sigmoid')])",
+        "norm_cnn" => "(lambda i: tf.keras.Model(i, tf.keras.layers.Dense(2)(tf.keras.layers.GlobalAveragePooling2D()(tf.keras.layers.AveragePooling2D(2)(tf.keras.layers.ReLU()(tf.keras.layers.BatchNormalization(momentum=0.8, epsilon=0.01)(tf.keras.layers.Conv2D(3, 3, use_bias=False)(i))))))))(tf.keras.Input((6, 6, 2)))",
         _ => "(lambda i: tf.keras.Model(i, tf.keras.layers.Dense(2, activation='sigmoid')(tf.keras.layers.Dense(4, activation='tanh')(i))))(tf.keras.Input((3,)))",
     }
 }
@@ -80,12 +87,17 @@ fn assert_close(what: &str, want: &[f64], got: &[f64], tol: f64) {
     }
 }
 
-fn predicted(s: &Session, model: &str) -> Vec<f64> {
-    let out = ok(
-        s,
-        &format!("print([float(v) for v in {model}.predict(x, verbose=0).ravel()])"),
-    );
+/// The numbers a cell prints as a Python list of floats (`print([...])`).
+fn printed_floats(s: &Session, list: &str) -> Vec<f64> {
+    let out = ok(s, &format!("print({list})"));
     serde_json::from_str::<Vec<f64>>(out.trim()).unwrap_or_else(|e| panic!("{out}: {e}"))
+}
+
+fn predicted(s: &Session, model: &str) -> Vec<f64> {
+    printed_floats(
+        s,
+        &format!("[float(v) for v in {model}.predict(x, verbose=0).ravel()]"),
+    )
 }
 
 #[test]
@@ -251,6 +263,107 @@ print(same(m.get_weights(), a.get_weights()))\n"
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The session's `x`, `y` set to a reference's training batch, and `same(a, b)` defined.
+fn training_batch(s: &Session, r: &Value) {
+    let shape: Vec<String> = floats(&r["input_shape"])
+        .iter()
+        .map(|d| (*d as usize).to_string())
+        .collect();
+    ok(
+        s,
+        &format!(
+            "import tensorflow as tf\nimport numpy as np\n\
+x = np.array({:?}, dtype='float32').reshape((8, {}))\n\
+y = np.array({:?}, dtype='float32').reshape((8, -1))\n\
+def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n",
+            floats(&r["train_x"]),
+            shape.join(", "),
+            floats(&r["train_y"]),
+        ),
+    );
+}
+
+fn weights_of(s: &Session, model: &str) -> Vec<f64> {
+    printed_floats(
+        s,
+        &format!("[float(v) for w in {model}.get_weights() for v in w.ravel()]"),
+    )
+}
+
+#[test]
+fn normalization_models_from_keras_continue_fit_as_keras_did() {
+    let reference = reference();
+    let s = session();
+    for name in NORM_MODELS {
+        let r = &reference[name];
+        training_batch(&s, r);
+        let want: Vec<f64> = r["weights_after_fit"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(floats)
+            .collect();
+        for ext in ["keras", "h5"] {
+            let p = fixture(&format!("{name}.{ext}"));
+            ok(
+                &s,
+                &format!(
+                    "m = tf.keras.models.load_model({p:?})\n\
+m.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)"
+                ),
+            );
+            // One Adam step from the restored moments and step count, and the moving
+            // statistics moved by the batch's; float32 sums in another order differ in
+            // the last bits.
+            assert_close(&format!("{p} after fit"), &want, &weights_of(&s, "m"), 1e-5);
+        }
+    }
+}
+
+#[test]
+fn normalization_models_saved_here_load_back_and_train_on_exactly() {
+    let dir = scratch("norm");
+    let reference = reference();
+    let s = session();
+    for name in NORM_MODELS {
+        training_batch(&s, &reference[name]);
+        ok(
+            &s,
+            &format!(
+                "m = {}\nm.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss='mse')\n\
+m.fit(x, y, epochs=2, batch_size=4, verbose=0, shuffle=False)",
+                build(name)
+            ),
+        );
+        for file in ["m.keras", "m.h5"] {
+            let p = dir.join(format!("{name}-{file}")).display().to_string();
+            let out = ok(
+                &s,
+                &format!(
+                    "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n\
+print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
+b = tf.keras.models.load_model({p:?})\n\
+m.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
+b.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
+print(same(m.get_weights(), b.get_weights()), type(b.optimizer).__name__)\n"
+                ),
+            );
+            assert_eq!(out, "True True\nTrue Adam\n", "{name} {file}");
+        }
+        let w = dir.join(format!("{name}.weights.h5")).display().to_string();
+        let out = ok(
+            &s,
+            &format!(
+                "m.save_weights({w:?})\nn = {}\nn.load_weights({w:?})\n\
+print(same(m.get_weights(), n.get_weights()), (m.predict(x, verbose=0) == n.predict(x, verbose=0)).all())\n",
+                build(name)
+            ),
+        );
+        assert_eq!(out, "True True\n", "{name} weights");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn archives_of_earlier_versions_still_load_with_a_note() {
     let s = session();
@@ -348,7 +461,7 @@ fn damaged_copies_of_every_fixture_give_python_errors() {
             }
         }
     }
-    assert_eq!(cases, 99);
+    assert_eq!(cases, MODELS.len() * 3 * 11);
     assert_eq!(ok(&s, "print(1 + 1)"), "2\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

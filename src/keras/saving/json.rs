@@ -8,16 +8,24 @@ use crate::keras::config::{Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig
 use crate::keras::error::{KResult, KerasError};
 use serde_json::{json, Value};
 
+/// A float32 argument as the Python float it was given as (`0.05`, not the float32's
+/// `0.05000000074505806`): the shortest decimal that reads back as the same float32.
+fn given_float(v: f32) -> Value {
+    json!(v.to_string().parse::<f64>().unwrap_or(f64::from(v)))
+}
+
 /// An initializer as Keras serializes it (in `config.json` and in `get_config()`).
 pub fn init_json(i: &Init) -> Value {
+    let f = |v: &f32| given_float(*v);
     let config = match i {
+        // Keras 3's `get_config` puts the base class's `seed` first.
         Init::RandomNormal { mean, stddev } => {
-            json!({"mean": mean, "stddev": stddev, "seed": null})
+            json!({"seed": null, "mean": f(mean), "stddev": f(stddev)})
         }
         Init::RandomUniform { minval, maxval } => {
-            json!({"minval": minval, "maxval": maxval, "seed": null})
+            json!({"seed": null, "minval": f(minval), "maxval": f(maxval)})
         }
-        Init::Constant(v) => json!({ "value": v }),
+        Init::Constant(v) => json!({ "value": f(v) }),
         Init::Zeros | Init::Ones => json!({}),
         _ => json!({"seed": null}),
     };
@@ -32,7 +40,18 @@ fn batch_shape(shape: &[usize]) -> Value {
 
 fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
     let mut c = json!({"name": l.name, "trainable": true, "dtype": "float32"});
-    let extra = match &l.kind {
+    let extra = kind_config(&l.kind);
+    if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
+    json!({"module": "keras.layers", "class_name": l.kind.class_name(), "config": c,
+        "registered_name": null, "build_config": {"input_shape": batch_shape(input)}})
+}
+
+/// A layer's own entries of its config (after `name`, `trainable` and `dtype`), in Keras
+/// 3.15's order: what `config.json` holds and what `get_config()` shows.
+pub fn kind_config(kind: &LayerKind) -> Value {
+    match kind {
         LayerKind::Dense {
             units,
             activation,
@@ -76,12 +95,15 @@ fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
         LayerKind::Merge(_) => json!({}),
         LayerKind::Norm(n) => super::super::norm::config_json(n, init_json),
         LayerKind::Stateless(s) => super::super::stateless::config_json(s),
-    };
-    if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
-        c.extend(e.clone());
+        LayerKind::Embedding {
+            input_dim,
+            output_dim,
+            embeddings_initializer,
+        } => json!({"input_dim": input_dim, "output_dim": output_dim,
+            "embeddings_initializer": init_json(embeddings_initializer),
+            "embeddings_regularizer": null, "activity_regularizer": null,
+            "embeddings_constraint": null, "mask_zero": false, "quantization_config": null}),
     }
-    json!({"module": "keras.layers", "class_name": l.kind.class_name(), "config": c,
-        "registered_name": null, "build_config": {"input_shape": batch_shape(input)}})
 }
 
 /// The optimizer's Keras config.
@@ -326,7 +348,32 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
             seed: c.get("seed").and_then(Value::as_u64),
         },
         "Activation" => LayerKind::Activation(act("activation")?),
+        "Embedding" => {
+            if flag(c, "mask_zero", false) {
+                return Err(KerasError::Value(
+                    "Embedding(mask_zero=True) is not supported here".into(),
+                ));
+            }
+            LayerKind::Embedding {
+                input_dim: uint(c, "input_dim")?,
+                output_dim: uint(c, "output_dim")?,
+                embeddings_initializer: init(
+                    c,
+                    "embeddings_initializer",
+                    Init::RandomUniform {
+                        minval: -0.05,
+                        maxval: 0.05,
+                    },
+                )?,
+            }
+        }
         "Softmax" => LayerKind::Softmax,
+        "BatchNormalization" | "LayerNormalization" => {
+            match crate::keras::norm::from_config(class, c, init) {
+                Some(n) => LayerKind::Norm(n?),
+                None => return Err(bad(class)),
+            }
+        }
         other => match crate::keras::stateless::from_config(other, c) {
             Some(s) => LayerKind::Stateless(s?),
             None => {
@@ -340,7 +387,9 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                     "Dropout",
                     "Activation",
                     "Softmax",
+                    "Embedding",
                 ];
+                known.extend(crate::keras::norm::CLASSES);
                 known.extend(crate::keras::stateless::CLASSES);
                 return Err(KerasError::unknown("layer", other, &known));
             }

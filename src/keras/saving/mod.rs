@@ -22,7 +22,9 @@ mod json;
 pub mod naming;
 mod tensors;
 
-pub use json::{compile_from_json, init_json, model_from_json, model_json, optimizer_json};
+pub use json::{
+    compile_from_json, init_json, kind_config, model_from_json, model_json, optimizer_json,
+};
 
 use super::compile::CompileConfig;
 use super::config::{ModelConfig, VarSpec};
@@ -71,8 +73,14 @@ impl SavedModel {
     }
 }
 
+/// The variables an optimizer keeps slots for, in Keras order: the trainable ones (a batch
+/// normalization's moving statistics have none, in the file as in the optimizer).
+pub(crate) fn optimized(vars: &[VarSpec]) -> impl Iterator<Item = &VarSpec> {
+    vars.iter().filter(|v| v.trainable)
+}
+
 /// An optimizer's state read from a file: `read(i, var, k)` gives the `k`-th of `slots`
-/// slots of the model's `i`-th variable, in the variable's shape.
+/// slots of the `i`-th variable the optimizer updates, in the variable's shape.
 pub(crate) fn read_optimizer_state(
     vars: &[VarSpec],
     slots: usize,
@@ -80,7 +88,7 @@ pub(crate) fn read_optimizer_state(
     mut read: impl FnMut(usize, &VarSpec, usize) -> KResult<Vec<f32>>,
 ) -> KResult<OptimizerState> {
     let mut all = Vec::with_capacity(vars.len());
-    for (i, v) in vars.iter().enumerate() {
+    for (i, v) in optimized(vars).enumerate() {
         let mut s = Vec::with_capacity(slots);
         for k in 0..slots {
             s.push(HostArray::new(v.shape.clone(), read(i, v, k)?));

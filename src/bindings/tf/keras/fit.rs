@@ -597,10 +597,44 @@ fn not_savable(m: &ModelObj) -> PyErr {
     ))
 }
 
-fn save(m: &ModelObj, args: &Args, weights_only: bool) -> PyResult<Value> {
+/// Runs `f` with the op library's trainer of a built model that the engine does not run
+/// (one holding a normalization or a layer without variables), when the model is a chain
+/// of built-in layers, the models the saving format describes.
+pub(crate) fn with_op_trainer<R>(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    ctx: &mut dyn Ctx,
+    f: impl FnOnce(&mut dyn Trainer) -> PyResult<R>,
+) -> PyResult<R> {
+    let input = m.input_shape.borrow().clone().filter(|_| m.is_built());
+    let (Some(input), Some(_)) = (input, m.builtin_chain()) else {
+        return Err(not_savable(m));
+    };
+    let model = OpModel::new(this, mv, ctx)?;
+    let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
+    let mut t = OpTrainer::new(shared, model, &input)?;
+    let r = f(&mut t);
+    match t.err.take() {
+        Some(e) => Err(e),
+        None => r,
+    }
+}
+
+fn save(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    weights_only: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
     let path = path_arg(args, if weights_only { "save_weights" } else { "save" })?;
     if !m.has_engine() {
-        return Err(not_savable(m));
+        with_op_trainer(m, this, mv, ctx, |t| {
+            save_trainer(t, &path, weights_only).map_err(kerr)
+        })?;
+        return Ok(Value::None);
     }
     if m.engine.try_borrow_mut().is_err() {
         // `fit` holds the engine (a callback saves): its bridge saves the running trainer
@@ -623,8 +657,21 @@ pub fn save_trainer(t: &dyn Trainer, path: &str, weights_only: bool) -> KResult<
     }
 }
 
-fn load_weights(m: &ModelObj, args: &Args) -> PyResult<Value> {
+fn load_weights(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
     let path = path_arg(args, "load_weights")?;
+    if m.is_built() && !m.has_engine() {
+        with_op_trainer(m, this, mv, ctx, |t| {
+            let ws = crate::keras::load_weights(Path::new(&path), t.config()).map_err(kerr)?;
+            t.set_weights(&ws).map_err(kerr)
+        })?;
+        return Ok(Value::None);
+    }
     let cfg = m
         .config
         .borrow()
@@ -655,9 +702,9 @@ pub fn model_method(this: &Value, mv: &Value, name: &str) -> PyResult<Option<Val
         "predict" => predict,
         "evaluate" => evaluate,
         "summary" => |m, this, _, _, c| summary(this, m, c),
-        "save" => |m, _, _, a, _| save(m, a, false),
-        "save_weights" => |m, _, _, a, _| save(m, a, true),
-        "load_weights" => |m, _, _, a, _| load_weights(m, a),
+        "save" => |m, this, mv, a, c| save(m, this, mv, a, false, c),
+        "save_weights" => |m, this, mv, a, c| save(m, this, mv, a, true, c),
+        "load_weights" => load_weights,
         "loss" => {
             return Ok(Some(
                 mv.downcast::<ModelObj>()

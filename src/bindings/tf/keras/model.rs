@@ -316,6 +316,30 @@ impl ModelObj {
         self.kind != ModelKind::Subclassed && all_builtin && distinct && !self.runs_graph.get()
     }
 
+    /// The layers as the engine's description, when the model is a plain chain of built-in
+    /// layers (a `Sequential` or a functional chain, each layer once): what saving writes,
+    /// whether the engine or the op library runs the model.
+    pub fn builtin_chain(&self) -> Option<Vec<LayerSpec>> {
+        let layers = self.layers.borrow();
+        let distinct = layers
+            .iter()
+            .enumerate()
+            .all(|(i, l)| !layers[..i].iter().any(|o| o.is(l)));
+        if self.kind == ModelKind::Subclassed || self.runs_graph.get() || !distinct {
+            return None;
+        }
+        layers
+            .iter()
+            .map(|l| {
+                let obj = l.downcast::<LayerObj>()?;
+                Some(LayerSpec {
+                    name: obj.core.name(),
+                    kind: obj.kind()?.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// Builds the model for `input_shape` (without the batch axis).
     pub fn build(&self, this: &Value, input_shape: &[usize], ctx: &mut dyn Ctx) -> PyResult<()> {
         if self.is_built() {
@@ -353,16 +377,7 @@ impl ModelObj {
             return self.build_by_calling(this, &dims, ctx);
         }
         let layers = self.layers.borrow().clone();
-        let specs: Vec<LayerSpec> = layers
-            .iter()
-            .filter_map(|l| l.downcast::<LayerObj>())
-            .filter_map(|l| {
-                l.kind().map(|k| LayerSpec {
-                    name: l.core.name(),
-                    kind: k.clone(),
-                })
-            })
-            .collect();
+        let specs = self.builtin_chain().unwrap_or_default();
         let cfg = ModelConfig {
             name: self.name(),
             input_shape: input_shape.to_vec(),

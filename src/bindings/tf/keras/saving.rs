@@ -9,6 +9,7 @@ use super::layers::{kerr, Builtin, LayerObj};
 use super::model::{ModelKind, ModelObj};
 use crate::bindings::tf::distribute::active_strategy;
 use crate::bindings::tf::{func, given};
+use crate::keras::Trainer;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
 /// `load_model(filepath, custom_objects=None, compile=True, safe_mode=True)`.
@@ -62,15 +63,20 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .downcast::<ModelObj>()
         .ok_or_else(|| PyErr::runtime_error("load_model: the model was not made"))?;
     model.build(&v, &saved.config.input_shape, ctx)?;
-    model.with_engine(|e| {
-        let t = e.trainer();
+    let restore = |t: &mut dyn Trainer| {
         t.set_weights(&saved.weights).map_err(kerr)?;
         if let (true, Some(opt)) = (compile, &saved.optimizer) {
             t.set_optimizer_state(opt).map_err(kerr)?;
         }
         Ok(())
-    })?;
-    model.pull_engine()?;
+    };
+    if model.has_engine() {
+        model.with_engine(|e| restore(e.trainer()))?;
+        model.pull_engine()?;
+    } else {
+        // Normalizations and layers without variables run on the op library's trainer.
+        super::fit::with_op_trainer(model, &v, &v, ctx, restore)?;
+    }
     Ok(v)
 }
 

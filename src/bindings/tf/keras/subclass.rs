@@ -31,7 +31,7 @@ use crate::device::cpu::CpuDevice;
 use crate::device::{DTensor, Device, LossKind};
 use crate::keras::{
     CompileConfig, HostArray, KResult, KerasError, ModelConfig, OptimizerState, Plan, StepStats,
-    Trainer,
+    Trainer, VarSpec,
 };
 use crate::lang::{Args, Ctx, NativeClass, PyErr, PyResult, Value};
 use crate::ops::{self, Assign, Loss, Source, Tape, Tensor, Unconnected};
@@ -207,12 +207,15 @@ impl<'a> OpTrainer<'a> {
                 let n = s.downcast::<Strategy>().map(|st| st.num_replicas())?;
                 Some((s, n))
             });
+        // A chain of built-in layers is described as the engine describes its models, so
+        // that saving (and a checkpoint callback during `fit`) writes it in Keras's layout;
+        // any other model has no such description and is not saved.
         let config = ModelConfig {
             name: m.name(),
             input_shape: input.to_vec(),
-            input_name: String::new(),
-            layers: vec![],
-            functional: false,
+            input_name: m.input_name.borrow().clone().unwrap_or_default(),
+            layers: m.builtin_chain().unwrap_or_default(),
+            functional: m.kind == ModelKind::Functional,
         };
         let plan = Plan {
             in_shapes: vec![],
@@ -494,6 +497,97 @@ impl<'a> OpTrainer<'a> {
     }
 }
 
+impl OpTrainer<'_> {
+    /// The variables the optimizer updates, in Keras order: those of the model's
+    /// description that train (a batch normalization's moving statistics do not), paired
+    /// with their specs. Empty for a model without a description.
+    fn optimized_vars(&self, ctx: &mut dyn Ctx) -> PyResult<Vec<(Value, VarSpec)>> {
+        let plan = self.config.plan().map_err(kerr)?;
+        let vars = layer_weights(&self.model.handle, ctx, None)?;
+        if vars.len() != plan.vars.len() {
+            return Err(PyErr::value_error(format!(
+                "The model has {} variables but its description lists {}.",
+                vars.len(),
+                plan.vars.len()
+            )));
+        }
+        Ok(vars
+            .into_iter()
+            .zip(plan.vars)
+            .filter(|(_, spec)| spec.trainable)
+            .collect())
+    }
+
+    /// The step counter and, per trainable variable, the slots of its first copy (the
+    /// copies hold the same values); a variable not yet stepped has the slots' start value.
+    fn read_optimizer(&self, ctx: &mut dyn Ctx) -> PyResult<OptimizerState> {
+        let Some(m) = self.model.model() else {
+            return Ok(OptimizerState::default());
+        };
+        let Some(compile) = self.compile.as_ref() else {
+            return Ok(OptimizerState::default());
+        };
+        let n = compile
+            .optimizer
+            .step(compile.optimizer.learning_rate, 1)
+            .slots();
+        let init = compile.optimizer.slot_init();
+        let training = m.op_training.borrow();
+        let mut slots = vec![];
+        for (v, spec) in self.optimized_vars(ctx)? {
+            let copy = keras_variable(&v).and_then(|k| k.primary());
+            let held = copy.and_then(|c| training.as_ref()?.slots.get(&c.handle().raw()));
+            let len: usize = spec.shape.iter().product();
+            let mut per = Vec::with_capacity(n);
+            for k in 0..n {
+                let data = match held.and_then(|h| h.get(k)) {
+                    Some(t) => self.device.download(t).map_err(dev_err)?,
+                    None => vec![init; len],
+                };
+                per.push(HostArray::new(spec.shape.clone(), data));
+            }
+            slots.push(per);
+        }
+        Ok(OptimizerState {
+            iterations: training.as_ref().map_or(0, |t| t.iterations),
+            slots,
+        })
+    }
+
+    /// Restores a saved optimizer state into every copy of every trainable variable, so the
+    /// next step is the one the saved model would have taken.
+    fn write_optimizer(&self, state: &OptimizerState, ctx: &mut dyn Ctx) -> PyResult<()> {
+        let Some(m) = self.model.model() else {
+            return Ok(());
+        };
+        let vars = self.optimized_vars(ctx)?;
+        if vars.len() != state.slots.len() {
+            return Err(PyErr::value_error(format!(
+                "The saved optimizer state holds {} variables and the model trains {}.",
+                state.slots.len(),
+                vars.len()
+            )));
+        }
+        let dev: &dyn Device = &self.device;
+        let mut training = OpTraining {
+            iterations: state.iterations,
+            slots: HashMap::new(),
+        };
+        for ((v, spec), saved) in vars.iter().zip(&state.slots) {
+            let Some(k) = keras_variable(v) else { continue };
+            for copy in k.copies() {
+                let slots = saved
+                    .iter()
+                    .map(|s| dev.upload(&s.data, &spec.shape).map_err(dev_err))
+                    .collect::<PyResult<Vec<_>>>()?;
+                training.slots.insert(copy.handle().raw(), slots);
+            }
+        }
+        *m.op_training.borrow_mut() = Some(training);
+        Ok(())
+    }
+}
+
 /// The inputs of `rows` examples whose values lie side by side in each row of `x`, one
 /// tensor per input of `parts` shapes.
 fn split_inputs(x: &[f32], rows: usize, parts: &[Vec<usize>]) -> PyResult<Vec<Value>> {
@@ -618,20 +712,12 @@ impl Trainer for OpTrainer<'_> {
         r.map_err(|e| KerasError::Value(e.to_string()))
     }
     fn optimizer_state(&self) -> KResult<OptimizerState> {
-        let iterations = self
-            .model
-            .model()
-            .and_then(|m| m.op_training.borrow().as_ref().map(|t| t.iterations))
-            .unwrap_or(0);
-        Ok(OptimizerState {
-            iterations,
-            slots: vec![],
-        })
+        let r = with_ctx(&self.ctx, |ctx| self.read_optimizer(ctx));
+        r.map_err(|e| KerasError::Value(e.to_string()))
     }
-    fn set_optimizer_state(&mut self, _state: &OptimizerState) -> KResult<()> {
-        Err(KerasError::Value(
-            "restoring an optimizer's state is not supported for this model".into(),
-        ))
+    fn set_optimizer_state(&mut self, state: &OptimizerState) -> KResult<()> {
+        let r = with_ctx(&self.ctx, |ctx| self.write_optimizer(state, ctx));
+        r.map_err(|e| KerasError::Value(e.to_string()))
     }
     fn learning_rate(&self) -> f32 {
         self.model

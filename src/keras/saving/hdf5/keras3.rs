@@ -2,8 +2,9 @@
 //! `.weights.h5` files: one group per layer of the model, named by class as Keras names
 //! them (`layers/dense`, `layers/dense_1`, `layers/conv2d`; a functional model lists its
 //! `input_layer` first), each with `vars/0`, `vars/1`, ... in the layer's variable order
-//! (kernel, bias); and the optimizer's variables in `optimizer/vars/<i>`: the step counter
-//! (int64), the learning rate, then each trainable variable's slots in turn (Adam:
+//! (kernel, bias; a batch normalization's gamma, beta, moving_mean, moving_variance); and
+//! the optimizer's variables in `optimizer/vars/<i>`: the step counter (int64), the
+//! learning rate, then each trainable variable's slots in turn (Adam:
 //! momentum, velocity), the order of Keras's `optimizer.variables`. Keras matches a file to
 //! a model by these names, so a layer renamed `dense_7` in another session still loads.
 
@@ -13,7 +14,7 @@ use crate::keras::config::ModelConfig;
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
-use crate::keras::saving::read_optimizer_state;
+use crate::keras::saving::{optimized, read_optimizer_state};
 use hdf5_pure::{AttrValue, FileBuilder, GroupBuilder};
 use std::path::Path;
 
@@ -93,7 +94,7 @@ pub fn encode(
             .with_f32_data(&[lr])
             .with_shape(&[]);
         let mut n = 2;
-        for (v, slots) in plan.vars.iter().zip(&opt.slots) {
+        for (v, slots) in optimized(&plan.vars).zip(&opt.slots) {
             for s in slots {
                 vars.create_dataset(&n.to_string())
                     .with_f32_data(&s.data)
@@ -142,7 +143,7 @@ pub fn decode(
         (Some(c), Ok(o)) => {
             let vars = group(path, &o, "vars")?;
             let n = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
-            let expected = 2 + n * plan.vars.len();
+            let expected = 2 + n * optimized(&plan.vars).count();
             let held = vars.datasets().map(|d| d.len()).unwrap_or(0);
             if held != expected {
                 return Err(KerasError::Value(format!(

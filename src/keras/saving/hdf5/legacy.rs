@@ -14,7 +14,7 @@ use crate::keras::init::HostArray;
 use crate::keras::saving::json::{
     compile_from_json, loss_json, model_from_json, model_json, optimizer_json,
 };
-use crate::keras::saving::{read_optimizer_state, SavedModel, KERAS_VERSION};
+use crate::keras::saving::{optimized, read_optimizer_state, SavedModel, KERAS_VERSION};
 use hdf5_pure::{AttrValue, FileBuilder, Group, GroupBuilder};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -199,7 +199,7 @@ pub fn encode(path: &Path, m: &SavedModel) -> KResult<Vec<u8>> {
             .create_dataset("learning_rate")
             .with_f32_data(&[c.optimizer.learning_rate])
             .with_shape(&[]);
-        for (v, slots) in plan.vars.iter().zip(&opt.slots) {
+        for (v, slots) in optimized(&plan.vars).zip(&opt.slots) {
             let shape: Vec<u64> = v.shape.iter().map(|&d| d as u64).collect();
             for (name, s) in slot_names(c, &v.path, slots.len()).into_iter().zip(slots) {
                 inner
@@ -294,7 +294,7 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> KResult<SavedModel> {
         (Some(c), Ok(og)) => {
             let order = names_attr(path, &og, "optimizer_weights", "weight_names")?;
             let n = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
-            let expected = 2 + n * plan.vars.len();
+            let expected = 2 + n * optimized(&plan.vars).count();
             if order.len() != expected {
                 return Err(KerasError::Value(format!(
                     "The optimizer in the file holds {} variables and this model's {} needs {expected}.",

@@ -794,6 +794,75 @@ pub fn rescaling(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(make(LayerKind::Stateless(kind), b, ctx))
 }
 
+/// Keras's check of an Embedding's size argument: an `int` above zero.
+fn embedding_size(v: Option<&Value>, what: &str) -> PyResult<usize> {
+    let v = v.unwrap_or(&Value::None);
+    let n = match v {
+        Value::Int(n) => usize::try_from(*n).ok().filter(|n| *n > 0),
+        _ => None,
+    };
+    n.ok_or_else(|| {
+        let shown = match v {
+            Value::Str(t) => crate::lang::str_repr(t),
+            Value::Int(n) => n.to_string(),
+            Value::Float(f) => crate::lang::float_repr(*f),
+            Value::None => "None".to_string(),
+            other => other.type_name().to_string(),
+        };
+        PyErr::value_error(format!(
+            "`{what}` must be a positive integer. Received: {what}={shown} (of type {}).",
+            v.type_name()
+        ))
+    })
+}
+
+/// `Embedding(input_dim, output_dim, embeddings_initializer='uniform', ...,
+/// mask_zero=False)`.
+pub fn embedding(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let cls = "Embedding";
+    let b = bind(
+        cls,
+        args,
+        &[
+            "input_dim",
+            "output_dim",
+            "embeddings_initializer",
+            "embeddings_regularizer",
+            "embeddings_constraint",
+            "mask_zero",
+            "weights",
+            "lora_rank",
+        ],
+        2,
+    )?;
+    let s = &b.own;
+    let input_dim = embedding_size(s[0].as_ref(), "input_dim")?;
+    let output_dim = embedding_size(s[1].as_ref(), "output_dim")?;
+    refuse_given(
+        cls,
+        &[
+            "embeddings_regularizer",
+            "embeddings_constraint",
+            "weights",
+            "lora_rank",
+        ],
+        &s[3..5].iter().chain(&s[6..8]).cloned().collect::<Vec<_>>(),
+    )?;
+    // A mask travels with the tensor to the layers after it in Keras; nothing here
+    // carries one, so asking for it is refused rather than silently ignored.
+    if flag_arg(&s[5], false)? {
+        return Err(PyErr::not_implemented(
+            "Embedding(mask_zero=True) is not supported here",
+        ));
+    }
+    let kind = LayerKind::Embedding {
+        input_dim,
+        output_dim,
+        embeddings_initializer: engine_init(given(&s[2]), Init::parse("uniform").map_err(kerr)?)?,
+    };
+    Ok(make(kind, b, ctx))
+}
+
 /// `RepeatVector(n)`.
 pub fn repeat_vector(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let b = bind("RepeatVector", args, &["n"], 1)?;

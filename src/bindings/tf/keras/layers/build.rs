@@ -76,6 +76,10 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
         }
         LayerKind::Merge(_) => out.extend(rest.iter().copied()),
         LayerKind::Stateless(s) => out.extend(stateless_dims(s, rest, &planned)),
+        LayerKind::Embedding { output_dim, .. } => {
+            out.extend(rest.iter().copied());
+            out.push(Some(*output_dim));
+        }
     }
     Ok(out)
 }

@@ -12,6 +12,7 @@ use crate::keras::norm::Norm;
 use crate::keras::{Act, LayerKind, Padding, Stateless};
 use crate::lang::{Ctx, PyResult, Value};
 use crate::ops::{self, Activation, Assign, Conv, Eager, OpResult, Pool, Tensor};
+use crate::tensor::DType;
 
 /// The padding of a window op for a Keras padding name.
 fn window_padding(p: Padding) -> ops::Padding {
@@ -126,6 +127,17 @@ pub fn forward(
         LayerKind::Merge(_) => Ok(x.clone()),
         LayerKind::Norm(n) => normalize(e, n, &read, &vars, x, training && trainable),
         LayerKind::Stateless(s) => stateless(e, s, x),
+        LayerKind::Embedding { .. } => {
+            // Keras casts any other input to int32 first, then takes the rows.
+            let idx = match x.dtype() {
+                DType::I32 | DType::I64 => x.clone(),
+                _ => ops::cast(e, x, DType::I32)?,
+            };
+            match read.first() {
+                Some(table) => ops::gather(e, table, &idx, 0),
+                None => Ok(x.clone()),
+            }
+        }
     })
 }
 

@@ -403,7 +403,9 @@ impl Object for LayerObj {
             "get_config"
                 if matches!(
                     self.kind(),
-                    Some(LayerKind::Norm(_) | LayerKind::Stateless(_))
+                    Some(
+                        LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }
+                    )
                 ) =>
             {
                 return Ok(Some(bound::<LayerObj>(this, name, |l, _, _, _| {
@@ -414,6 +416,14 @@ impl Object for LayerObj {
                 if matches!(self.kind(), Some(LayerKind::Norm(_))) =>
             {
                 return self.norm_variable(name).map(Some)
+            }
+            "embeddings" if matches!(self.kind(), Some(LayerKind::Embedding { .. })) => {
+                if !self.core.built.get() {
+                    return Err(PyErr::attribute_error(
+                        "'Embedding' object has no attribute 'embeddings'",
+                    ));
+                }
+                return Ok(Some(self.weight_at(0)));
             }
             "build" => {
                 return Ok(Some(bound::<LayerObj>(this, name, |l, this, a, c| {
@@ -498,6 +508,13 @@ impl LayerObj {
             (LayerKind::Softmax, "axis") => Some(Value::Int(-1)),
             (LayerKind::Norm(n), _) => norm_attr(n, name),
             (LayerKind::Stateless(s), _) => stateless_attr(s, name),
+            (LayerKind::Embedding { input_dim, .. }, "input_dim") => {
+                Some(Value::Int(*input_dim as i64))
+            }
+            (LayerKind::Embedding { output_dim, .. }, "output_dim") => {
+                Some(Value::Int(*output_dim as i64))
+            }
+            (LayerKind::Embedding { .. }, "mask_zero") => Some(Value::Bool(false)),
             _ => None,
         })
     }
@@ -507,10 +524,9 @@ impl LayerObj {
     /// order.
     fn own_config(&self) -> Value {
         let own = match self.kind() {
-            Some(LayerKind::Norm(n)) => {
-                crate::keras::norm::config_json(n, crate::keras::saving::init_json)
-            }
-            Some(LayerKind::Stateless(s)) => crate::keras::stateless::config_json(s),
+            Some(
+                k @ (LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }),
+            ) => crate::keras::saving::kind_config(k),
             _ => return Value::None,
         };
         let policy = serde_json::json!({"module": "keras", "class_name": "DTypePolicy",
