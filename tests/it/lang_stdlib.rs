@@ -92,3 +92,10 @@ fn math_additions_match_cpython() {
 fn lazy_builtins_match_cpython() {
     matches_cpython("lazy_builtins", 12);
 }
+
+/// `Counter`, `defaultdict` and `OrderedDict` are dicts to the rest of the language, with
+/// CPython's `__missing__`, reprs, methods, multiset arithmetic and errors.
+#[test]
+fn dict_subclasses_match_cpython() {
+    matches_cpython("dicts", 25);
+}

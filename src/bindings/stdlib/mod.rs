@@ -1,16 +1,20 @@
 //! The `os`, `os.path` and `pathlib` modules: the file-system basics notebooks use to
 //! find data and save models (getcwd, listdir, makedirs, environ, path joins and tests,
 //! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`), and the
-//! standard-library modules notebooks import beside them, a file each: `json`, `shutil`,
-//! `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`, `operator`,
-//! `collections` (`deque`, `namedtuple`) and `random` (CPython's streams). Plain wrappers
-//! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
+//! standard-library modules notebooks import beside them, a file (or folder) each: `json`,
+//! `shutil`, `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`,
+//! `operator`, `collections` (`deque`, `namedtuple`; its dict subclasses `Counter`,
+//! `defaultdict` and `OrderedDict` in `mappings`), `random` (CPython's streams), `re`,
+//! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv` and `pprint`. [`NAMES`] is the
+//! one list of them. Plain wrappers over `std::fs`; errors become
+//! `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod collections;
 mod functools;
 mod glob;
 mod itertools;
 mod json;
+mod mappings;
 mod operator;
 mod pathlib;
 pub mod random;
