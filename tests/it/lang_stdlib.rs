@@ -99,3 +99,20 @@ fn lazy_builtins_match_cpython() {
 fn dict_subclasses_match_cpython() {
     matches_cpython("dicts", 25);
 }
+
+/// Every module the kernel lists as provided imports, and the error for a module it does
+/// not provide lists each of them.
+#[test]
+fn every_provided_module_imports() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    for name in mirror_kernel::bindings::provided_modules() {
+        let shown = run(&session, &format!("import {name}"));
+        assert_eq!(shown.error, None, "import {name}");
+    }
+    let shown = run(&session, "import nosuchmodule");
+    let (kind, text) = shown.error.unwrap_or_default();
+    assert_eq!(kind, "ModuleNotFoundError");
+    for name in mirror_kernel::bindings::provided_modules() {
+        assert!(text.contains(name), "{name} is not listed in: {text}");
+    }
+}

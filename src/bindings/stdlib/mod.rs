@@ -339,6 +339,7 @@ pub const NAMES: &[&str] = &[
     "functools",
     "operator",
     "collections",
+    "random",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -355,6 +356,7 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "functools" => functools::module(),
         "operator" => operator::module(),
         "collections" => collections::module(),
+        "random" => random::module(ctx)?,
         _ => pathlib_module(),
     })
 }
