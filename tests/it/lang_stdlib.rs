@@ -100,6 +100,13 @@ fn dict_subclasses_match_cpython() {
     matches_cpython("dicts", 25);
 }
 
+/// `re`: matching, groups, `findall`/`finditer`/`sub`/`split` with CPython 3.7+'s empty
+/// matches, replacement templates, flags, and `re.error` texts with their positions.
+#[test]
+fn re_matches_cpython() {
+    matches_cpython("re", 25);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

@@ -18,6 +18,7 @@ mod mappings;
 mod operator;
 mod pathlib;
 pub mod random;
+mod re;
 mod record;
 mod shutil;
 mod string;
@@ -340,6 +341,7 @@ pub const NAMES: &[&str] = &[
     "operator",
     "collections",
     "random",
+    "re",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -357,6 +359,7 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "operator" => operator::module(),
         "collections" => collections::module(),
         "random" => random::module(ctx)?,
+        "re" => re::module(ctx),
         _ => pathlib_module(),
     })
 }
