@@ -107,6 +107,26 @@ fn re_matches_cpython() {
     matches_cpython("re", 25);
 }
 
+/// `textwrap`: `wrap`/`fill` with hyphenated and long words, indents, `shorten`,
+/// `dedent` and `indent`.
+#[test]
+fn textwrap_matches_cpython() {
+    matches_cpython("textwrap", 10);
+}
+
+/// `io.StringIO`: reads, writes over and past the end, lines, `print(file=)`, `with`.
+#[test]
+fn stringio_matches_cpython() {
+    matches_cpython("io", 9);
+}
+
+/// `copy.copy` and `copy.deepcopy`: shared references and cycles kept through the memo,
+/// tuples of atoms returned as they are, dict subclasses kept, `__copy__`/`__deepcopy__`.
+#[test]
+fn copy_matches_cpython() {
+    matches_cpython("copy", 8);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

@@ -10,8 +10,10 @@
 //! `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod collections;
+mod copy;
 mod functools;
 mod glob;
+mod io;
 mod itertools;
 mod json;
 mod mappings;
@@ -23,6 +25,7 @@ mod record;
 mod shutil;
 mod string;
 mod tempfile;
+mod textwrap;
 
 use std::path::Path as StdPath;
 
@@ -342,6 +345,9 @@ pub const NAMES: &[&str] = &[
     "collections",
     "random",
     "re",
+    "textwrap",
+    "io",
+    "copy",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -360,6 +366,9 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "collections" => collections::module(),
         "random" => random::module(ctx)?,
         "re" => re::module(ctx),
+        "textwrap" => textwrap::module(),
+        "io" => io::module(),
+        "copy" => copy::module(),
         _ => pathlib_module(),
     })
 }
