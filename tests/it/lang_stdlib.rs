@@ -127,6 +127,27 @@ fn copy_matches_cpython() {
     matches_cpython("copy", 8);
 }
 
+/// `datetime`: dates, datetimes and timedeltas with their reprs, strs, arithmetic and
+/// comparisons, `strftime`/`strptime`/`fromisoformat`, and CPython's range errors.
+#[test]
+fn datetime_matches_cpython() {
+    matches_cpython("datetime", 15);
+}
+
+/// `csv`: writers and readers over `StringIO` and lists of lines, quoting, dialect
+/// options, `DictReader`/`DictWriter` with `restval`/`restkey`, and CPython's errors.
+#[test]
+fn csv_matches_cpython() {
+    matches_cpython("csv", 9);
+}
+
+/// `pprint`: CPython's `PrettyPrinter` line breaking for dicts, lists, tuples, sets and
+/// long strings, with `width`, `indent`, `compact`, `sort_dicts` and `stream`.
+#[test]
+fn pprint_matches_cpython() {
+    matches_cpython("pprint", 7);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

@@ -11,6 +11,8 @@
 
 mod collections;
 mod copy;
+mod csv;
+mod datetime;
 mod functools;
 mod glob;
 mod io;
@@ -19,6 +21,7 @@ mod json;
 mod mappings;
 mod operator;
 mod pathlib;
+mod pprint;
 pub mod random;
 mod re;
 mod record;
@@ -348,6 +351,9 @@ pub const NAMES: &[&str] = &[
     "textwrap",
     "io",
     "copy",
+    "datetime",
+    "csv",
+    "pprint",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -369,6 +375,9 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "textwrap" => textwrap::module(),
         "io" => io::module(),
         "copy" => copy::module(),
+        "datetime" => datetime::module(),
+        "csv" => csv::module(ctx),
+        "pprint" => pprint::module(),
         _ => pathlib_module(),
     })
 }
