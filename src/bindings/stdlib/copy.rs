@@ -3,7 +3,9 @@
 //! (deques, arrays), with a memo so that a value shared inside the original (or the
 //! original itself, in a cycle) is shared the same way inside the copy. Instances of
 //! Python classes without `__copy__`/`__deepcopy__` are refused with a TypeError, as the
-//! interpreter has no way to make an instance without running its `__init__`.
+//! interpreter has no way to make an instance without running its `__init__`. The `memo`
+//! argument is accepted for `__deepcopy__` hooks to pass on, but each call keeps its own
+//! memo, so sharing between an object and what its hook copies is not kept.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use super::f;
+use super::{f, Method};
 use crate::bindings::common::arg;
 use crate::lang::{Args, Ctx, Dict, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 
@@ -31,16 +31,13 @@ struct Dialect {
     quoting: i64,
 }
 
+// Named dialects, `doublequote=False`, `escapechar` and `strict` are left out.
 const DIALECT_NAMES: &[&str] = &[
-    "dialect",
     "delimiter",
     "quotechar",
     "lineterminator",
     "skipinitialspace",
     "quoting",
-    "doublequote",
-    "escapechar",
-    "strict",
 ];
 
 impl Dialect {
@@ -460,20 +457,15 @@ impl Writer {
     }
 }
 
-type Method = (
-    &'static str,
-    fn(&Writer, &Args, &mut dyn Ctx) -> PyResult<Value>,
-);
-
-const METHODS: &[Method] = &[
-    ("writerow", |w, a, ctx| {
+const METHODS: &[Method<Writer>] = &[
+    ("writerow", |w, _, a, ctx| {
         let s = a.bind("writerow", &["row"], 1)?;
         match w.dict {
             Some(_) => w.dict_row(arg(&s, 0), ctx),
             None => w.write_row(arg(&s, 0), ctx),
         }
     }),
-    ("writerows", |w, a, ctx| {
+    ("writerows", |w, _, a, ctx| {
         let s = a.bind("writerows", &["rows"], 1)?;
         for row in ctx.iterate(arg(&s, 0))? {
             match w.dict {
@@ -483,7 +475,7 @@ const METHODS: &[Method] = &[
         }
         Ok(Value::None)
     }),
-    ("writeheader", |w, a, ctx| {
+    ("writeheader", |w, _, a, ctx| {
         a.bind("writeheader", &[], 0)?;
         match &w.dict {
             Some((names, _, _)) => w.write_row(&Value::list(names.clone()), ctx),
@@ -507,16 +499,7 @@ impl Object for Writer {
         if name == "writeheader" && self.dict.is_none() {
             return Ok(None);
         }
-        let Some((n, body)) = METHODS.iter().find(|(n, _)| *n == name) else {
-            return Ok(None);
-        };
-        let (me, body) = (this.clone(), *body);
-        Ok(Some(f(n, "", move |a, ctx| {
-            match me.downcast::<Writer>() {
-                Some(w) => body(w, a, ctx),
-                None => Ok(Value::None),
-            }
-        })))
+        Ok(super::bound_method(this, METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
         let mut d: Vec<String> = vec!["writerow".into(), "writerows".into()];

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 
-use super::f;
+use super::Method;
 use crate::bindings::common::{arg, ItemIter};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 
@@ -14,11 +14,6 @@ pub struct StringIO {
     pos: Cell<usize>,
     closed: Cell<bool>,
 }
-
-type Method = (
-    &'static str,
-    fn(&StringIO, &Args, &mut dyn Ctx) -> PyResult<Value>,
-);
 
 /// A size argument: `None` or a negative number mean "to the end".
 fn size_arg(v: &Value) -> PyResult<Option<usize>> {
@@ -62,8 +57,8 @@ impl StringIO {
     }
 }
 
-const METHODS: &[Method] = &[
-    ("write", |io, a, _| {
+const METHODS: &[Method<StringIO>] = &[
+    ("write", |io, _, a, _| {
         io.open()?;
         let s = a.bind("write", &["s"], 1)?;
         let Value::Str(t) = arg(&s, 0) else {
@@ -89,14 +84,14 @@ const METHODS: &[Method] = &[
         io.pos.set(pos + n);
         Ok(Value::Int(n as i64))
     }),
-    ("writelines", |io, a, ctx| {
+    ("writelines", |io, me, a, ctx| {
         let s = a.bind("writelines", &["lines"], 1)?;
         for line in ctx.iterate(arg(&s, 0))? {
-            (METHODS[0].1)(io, &Args::new(vec![line]), ctx)?;
+            (METHODS[0].1)(io, me, &Args::new(vec![line]), ctx)?;
         }
         Ok(Value::None)
     }),
-    ("read", |io, a, _| {
+    ("read", |io, _, a, _| {
         io.open()?;
         let s = a.bind("read", &["size"], 0)?;
         let text = io.text.borrow();
@@ -108,22 +103,22 @@ const METHODS: &[Method] = &[
         io.pos.set(end.max(io.pos.get()));
         Ok(Value::from(text[start..end].iter().collect::<String>()))
     }),
-    ("readline", |io, a, _| {
+    ("readline", |io, _, a, _| {
         io.open()?;
         let s = a.bind("readline", &["size"], 0)?;
         Ok(Value::from(io.readline(size_arg(arg(&s, 0))?)))
     }),
-    ("readlines", |io, a, _| {
+    ("readlines", |io, _, a, _| {
         io.open()?;
-        a.bind("readlines", &["hint"], 0)?;
+        a.bind("readlines", &[], 0)?;
         Ok(Value::list(io.lines()))
     }),
-    ("getvalue", |io, a, _| {
+    ("getvalue", |io, _, a, _| {
         io.open()?;
         a.bind("getvalue", &[], 0)?;
         Ok(Value::from(io.text.borrow().iter().collect::<String>()))
     }),
-    ("seek", |io, a, _| {
+    ("seek", |io, _, a, _| {
         io.open()?;
         let s = a.bind("seek", &["pos", "whence"], 1)?;
         let pos = arg(&s, 0).as_int()?;
@@ -149,12 +144,12 @@ const METHODS: &[Method] = &[
             ))),
         }
     }),
-    ("tell", |io, a, _| {
+    ("tell", |io, _, a, _| {
         io.open()?;
         a.bind("tell", &[], 0)?;
         Ok(Value::Int(io.pos.get() as i64))
     }),
-    ("truncate", |io, a, _| {
+    ("truncate", |io, _, a, _| {
         io.open()?;
         let s = a.bind("truncate", &["pos"], 0)?;
         let at = match size_arg(arg(&s, 0))? {
@@ -164,12 +159,12 @@ const METHODS: &[Method] = &[
         io.text.borrow_mut().truncate(at);
         Ok(Value::Int(at as i64))
     }),
-    ("close", |io, a, _| {
+    ("close", |io, _, a, _| {
         a.bind("close", &[], 0)?;
         io.closed.set(true);
         Ok(Value::None)
     }),
-    ("flush", |io, a, _| {
+    ("flush", |io, _, a, _| {
         io.open()?;
         a.bind("flush", &[], 0)?;
         Ok(Value::None)
@@ -187,19 +182,10 @@ impl Object for StringIO {
         if name == "closed" {
             return Ok(Some(Value::Bool(self.closed.get())));
         }
-        let Some((n, body)) = METHODS.iter().find(|(n, _)| *n == name) else {
-            return Ok(None);
-        };
-        let (me, body) = (this.clone(), *body);
-        Ok(Some(f(n, "", move |a, ctx| {
-            match me.downcast::<StringIO>() {
-                Some(io) => body(io, a, ctx),
-                None => Ok(Value::None),
-            }
-        })))
+        Ok(super::bound_method(this, METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
-        let mut d: Vec<String> = METHODS.iter().map(|(n, _)| n.to_string()).collect();
+        let mut d: Vec<String> = super::method_names(METHODS);
         d.push("closed".into());
         d
     }
@@ -224,7 +210,8 @@ impl Object for StringIO {
 }
 
 fn string_io(a: &Args, _: &mut dyn Ctx) -> PyResult<Value> {
-    let s = a.bind("StringIO", &["initial_value", "newline"], 0)?;
+    // `newline` (translation of line endings) is left out.
+    let s = a.bind("StringIO", &["initial_value"], 0)?;
     let text = match arg(&s, 0) {
         Value::None => vec![],
         Value::Str(t) => t.chars().collect(),
@@ -249,7 +236,7 @@ pub fn module() -> Value {
             NativeClass::new(
                 "StringIO",
                 "_io",
-                "StringIO(initial_value='', newline='\\n')\nText I/O implementation using an in-memory buffer.",
+                "StringIO(initial_value='')\nText I/O implementation using an in-memory buffer.",
             )
             .constructor(string_io)
             .into_value(),

@@ -34,7 +34,7 @@ use std::path::Path as StdPath;
 
 use pathlib::{pathlib_module, PyPath};
 
-use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
+use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
 
 pub(crate) fn io_err(e: std::io::Error, path: &str) -> PyErr {
     let code = e.raw_os_error().unwrap_or(0);
@@ -75,6 +75,32 @@ fn f(
     body: impl Fn(&Args, &mut dyn Ctx) -> PyResult<Value> + 'static,
 ) -> Value {
     NativeFn::value(name, doc, body)
+}
+
+/// One method of a native's table: its name and body, which gets the object, the value
+/// wrapping it, and the call's arguments. The table, declared once per type, drives both
+/// `getattr` ([`bound_method`]) and `dir()` ([`method_names`]).
+pub(crate) type Method<T> = (
+    &'static str,
+    fn(&T, &Value, &Args, &mut dyn Ctx) -> PyResult<Value>,
+);
+
+/// The method `name` of `table` bound to `this`, which wraps a `T`.
+pub(crate) fn bound_method<T: Object>(
+    this: &Value,
+    table: &'static [Method<T>],
+    name: &str,
+) -> Option<Value> {
+    let (n, body) = table.iter().find(|(n, _)| *n == name)?;
+    let (me, body) = (this.clone(), *body);
+    Some(f(n, "", move |a, ctx| match me.downcast::<T>() {
+        Some(x) => body(x, &me, a, ctx),
+        None => Ok(Value::None),
+    }))
+}
+
+pub(crate) fn method_names<T>(table: &[Method<T>]) -> Vec<String> {
+    table.iter().map(|(n, _)| n.to_string()).collect()
 }
 
 pub(crate) fn split_ext(p: &str) -> (String, String) {

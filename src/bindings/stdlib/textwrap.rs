@@ -7,7 +7,9 @@ use super::f;
 use crate::bindings::common::arg;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 
-/// The options of a `TextWrapper`, as keyword arguments set them.
+/// The options of a `TextWrapper`, as keyword arguments set them; tabs are expanded to
+/// 8 columns and whitespace replaced by spaces, as by default (`expand_tabs`, `tabsize`,
+/// `replace_whitespace` and `fix_sentence_endings` are left out).
 struct Wrapper {
     width: i64,
     initial_indent: String,
@@ -28,10 +30,6 @@ const OPTIONS: &[&str] = &[
     "drop_whitespace",
     "max_lines",
     "placeholder",
-    "expand_tabs",
-    "replace_whitespace",
-    "fix_sentence_endings",
-    "tabsize",
 ];
 
 impl Wrapper {

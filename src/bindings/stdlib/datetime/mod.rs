@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
-use super::f;
+use super::{bound_method, f, method_names, Method};
 use crate::bindings::common::arg;
 use crate::lang::{
     Args, BinOp, CmpOp, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value,
@@ -125,8 +125,6 @@ fn iso_datetime(dt: &NaiveDateTime, sep: &str) -> String {
     s
 }
 
-type Method<T> = (&'static str, fn(&T, &Args, &mut dyn Ctx) -> PyResult<Value>);
-
 /// `replace(**fields)` over the named fields of `now`.
 fn replaced(now: &[i64], names: &[&str], a: &Args) -> PyResult<Vec<i64>> {
     let s = a.bind("replace", names, 0)?;
@@ -140,24 +138,24 @@ fn replaced(now: &[i64], names: &[&str], a: &Args) -> PyResult<Vec<i64>> {
 }
 
 const DATE_METHODS: &[Method<Date>] = &[
-    ("weekday", |d, _, _| {
+    ("weekday", |d, _, _, _| {
         Ok(Value::Int(d.0.weekday().num_days_from_monday() as i64))
     }),
-    ("isoweekday", |d, _, _| {
+    ("isoweekday", |d, _, _, _| {
         Ok(Value::Int(d.0.weekday().number_from_monday() as i64))
     }),
-    ("isoformat", |d, _, _| {
+    ("isoformat", |d, _, _, _| {
         Ok(Value::from(d.0.format("%Y-%m-%d").to_string()))
     }),
-    ("toordinal", |d, _, _| {
+    ("toordinal", |d, _, _, _| {
         Ok(Value::Int(d.0.num_days_from_ce() as i64))
     }),
-    ("strftime", |d, a, _| {
+    ("strftime", |d, _, a, _| {
         let s = a.bind("strftime", &["format"], 1)?;
         let dt = d.0.and_time(NaiveTime::MIN);
         Ok(Value::from(format::strftime(&dt, arg(&s, 0).as_str()?)))
     }),
-    ("replace", |d, a, _| {
+    ("replace", |d, _, a, _| {
         let now = [d.0.year() as i64, d.0.month() as i64, d.0.day() as i64];
         let v = replaced(&now, DATE_FIELDS, a)?;
         Ok(Value::native(Date(make_date(v[0], v[1], v[2])?)))
@@ -165,29 +163,29 @@ const DATE_METHODS: &[Method<Date>] = &[
 ];
 
 const DATETIME_METHODS: &[Method<DateTime>] = &[
-    ("weekday", |d, _, _| {
+    ("weekday", |d, _, _, _| {
         Ok(Value::Int(d.0.weekday().num_days_from_monday() as i64))
     }),
-    ("isoweekday", |d, _, _| {
+    ("isoweekday", |d, _, _, _| {
         Ok(Value::Int(d.0.weekday().number_from_monday() as i64))
     }),
-    ("isoformat", |d, a, _| {
-        let s = a.bind("isoformat", &["sep", "timespec"], 0)?;
+    ("isoformat", |d, _, a, _| {
+        let s = a.bind("isoformat", &["sep"], 0)?;
         let sep = match arg(&s, 0) {
             Value::None => "T".to_string(),
             v => v.as_str()?.to_string(),
         };
         Ok(Value::from(iso_datetime(&d.0, &sep)))
     }),
-    ("strftime", |d, a, _| {
+    ("strftime", |d, _, a, _| {
         let s = a.bind("strftime", &["format"], 1)?;
         Ok(Value::from(format::strftime(&d.0, arg(&s, 0).as_str()?)))
     }),
-    ("date", |d, _, _| Ok(Value::native(Date(d.0.date())))),
-    ("toordinal", |d, _, _| {
+    ("date", |d, _, _, _| Ok(Value::native(Date(d.0.date())))),
+    ("toordinal", |d, _, _, _| {
         Ok(Value::Int(d.0.num_days_from_ce() as i64))
     }),
-    ("replace", |d, a, _| {
+    ("replace", |d, _, a, _| {
         let t = d.0;
         let now = [
             t.year() as i64,
@@ -206,15 +204,6 @@ const DATETIME_METHODS: &[Method<DateTime>] = &[
         )))
     }),
 ];
-
-fn bound<T: Object>(this: &Value, table: &'static [Method<T>], name: &str) -> Option<Value> {
-    let (n, body) = table.iter().find(|(n, _)| *n == name)?;
-    let (me, body) = (this.clone(), *body);
-    Some(f(n, "", move |a, ctx| match me.downcast::<T>() {
-        Some(x) => body(x, a, ctx),
-        None => Ok(Value::None),
-    }))
-}
 
 fn field(name: &str, dt: &NaiveDateTime, with_time: bool) -> Option<Value> {
     let v = match name {
@@ -265,10 +254,10 @@ impl Object for Date {
         if let Some(v) = field(name, &self.0.and_time(NaiveTime::MIN), false) {
             return Ok(Some(v));
         }
-        Ok(bound(this, DATE_METHODS, name))
+        Ok(bound_method(this, DATE_METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
-        let mut d: Vec<String> = DATE_METHODS.iter().map(|(n, _)| n.to_string()).collect();
+        let mut d: Vec<String> = method_names(DATE_METHODS);
         d.extend(DATE_FIELDS.iter().map(|s| s.to_string()));
         d
     }
@@ -341,7 +330,7 @@ impl Object for DateTime {
         if let Some(v) = field(name, &self.0, true) {
             return Ok(Some(v));
         }
-        Ok(bound(this, DATETIME_METHODS, name))
+        Ok(bound_method(this, DATETIME_METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
         let mut d: Vec<String> = DATETIME_METHODS

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::rc::Rc;
 
 use super::pattern::{expand, Pattern};
-use crate::bindings::stdlib::f;
+use crate::bindings::stdlib::Method;
 use crate::lang::{str_repr, Args, Ctx, Dict, Object, PyErr, PyResult, Value};
 
 pub struct Match {
@@ -82,12 +82,7 @@ impl Match {
     }
 }
 
-type Method = (
-    &'static str,
-    fn(&Match, &Value, &Args, &mut dyn Ctx) -> PyResult<Value>,
-);
-
-const METHODS: &[Method] = &[
+const METHODS: &[Method<Match>] = &[
     ("group", |m, _, a, _| {
         if a.pos.len() <= 1 {
             let i = match a.pos.first() {
@@ -161,17 +156,10 @@ impl Object for Match {
             "endpos" => return Ok(Some(Value::Int(self.text.chars().count() as i64))),
             _ => {}
         }
-        let Some((n, body)) = METHODS.iter().find(|(n, _)| *n == name) else {
-            return Ok(None);
-        };
-        let (me, body) = (this.clone(), *body);
-        Ok(Some(f(n, "", move |a, ctx| match me.downcast::<Match>() {
-            Some(m) => body(m, &me, a, ctx),
-            None => Ok(Value::None),
-        })))
+        Ok(crate::bindings::stdlib::bound_method(this, METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
-        let mut d: Vec<String> = METHODS.iter().map(|(n, _)| n.to_string()).collect();
+        let mut d: Vec<String> = crate::bindings::stdlib::method_names(METHODS);
         d.extend(["string", "re", "pos", "endpos"].map(String::from));
         d
     }

@@ -11,7 +11,7 @@ use regex::{Regex, RegexBuilder};
 use super::matched::Match;
 use super::syntax::{self, error_at, DOTALL, IGNORECASE, MULTILINE, UNICODE, VERBOSE};
 use crate::bindings::common::{arg, ItemIter};
-use crate::bindings::stdlib::f;
+use crate::bindings::stdlib::Method;
 use crate::lang::{str_repr, Args, Ctx, Dict, Object, PyErr, PyResult, Value};
 
 pub struct Pattern {
@@ -234,12 +234,7 @@ fn limit_arg(v: &Value) -> PyResult<Option<usize>> {
     })
 }
 
-type Method = (
-    &'static str,
-    fn(&Pattern, &Value, &Args, &mut dyn Ctx) -> PyResult<Value>,
-);
-
-pub const METHODS: &[Method] = &[
+pub const METHODS: &[Method<Pattern>] = &[
     ("match", |p, me, a, _| {
         let s = a.bind("match", &["string"], 1)?;
         Ok(p.one(me, &p.at_start, &text_arg(arg(&s, 0))?))
@@ -318,19 +313,10 @@ impl Object for Pattern {
             }
             _ => {}
         }
-        let Some((n, body)) = METHODS.iter().find(|(n, _)| *n == name) else {
-            return Ok(None);
-        };
-        let (me, body) = (this.clone(), *body);
-        Ok(Some(f(n, "", move |a, ctx| {
-            match me.downcast::<Pattern>() {
-                Some(p) => body(p, &me, a, ctx),
-                None => Ok(Value::None),
-            }
-        })))
+        Ok(crate::bindings::stdlib::bound_method(this, METHODS, name))
     }
     fn dir(&self) -> Vec<String> {
-        let mut d: Vec<String> = METHODS.iter().map(|(n, _)| n.to_string()).collect();
+        let mut d: Vec<String> = crate::bindings::stdlib::method_names(METHODS);
         d.extend(["pattern", "flags", "groups", "groupindex"].map(String::from));
         d
     }
