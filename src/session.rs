@@ -195,6 +195,7 @@ fn internal_error(message: String) -> ErrorInfo {
 fn run_jobs(rx: mpsc::Receiver<Job>, interrupt: Arc<AtomicBool>) {
     let mut interp = Interpreter::new(interrupt.clone(), crate::bindings::load_module);
     interp.set_cell_end_hook(crate::bindings::plt::flush_figures);
+    interp.set_provided_modules(crate::bindings::provided_modules());
     while let Ok(job) = rx.recv() {
         match job {
             Job::Execute {

@@ -1,7 +1,7 @@
 //! The modules a cell can import: `tensorflow` (config, distribute, keras, data, nn, math),
-//! `numpy`, `matplotlib.pyplot`, `IPython.display`, and the standard library's `os`,
-//! `os.path`, `pathlib`, `json`, `shutil`, `tempfile`, `glob`, `fnmatch`. Each
-//! converts language values to engine types and back and holds no numerics of its own.
+//! `numpy`, `matplotlib.pyplot`, `IPython.display`, and the standard library's modules in
+//! `stdlib/`. Each converts language values to engine types and back and holds no numerics
+//! of its own. [`provided_modules`] names them for the interpreter's `ModuleNotFoundError`.
 
 pub mod common;
 pub mod ipython;
@@ -11,6 +11,18 @@ pub mod stdlib;
 pub mod tf;
 
 use crate::lang::{Ctx, PyResult, Value};
+
+/// The names of the modules [`load_module`] provides, as a failed import lists them.
+pub fn provided_modules() -> Vec<&'static str> {
+    let mut names = vec![
+        "tensorflow",
+        "numpy",
+        "matplotlib.pyplot",
+        "IPython.display",
+    ];
+    names.extend(stdlib::NAMES);
+    names
+}
 
 /// The kernel's module loader, handed to the interpreter by the session. Dotted names not
 /// listed here (`tensorflow.keras.layers`) are found by the interpreter as attributes of
@@ -23,7 +35,6 @@ pub fn load_module(name: &str, ctx: &mut dyn Ctx) -> Option<PyResult<Value>> {
         "tensorflow" => Some(tf::module(ctx)),
         "matplotlib" | "matplotlib.pyplot" => Some(plt::module(name, ctx)),
         "IPython" | "IPython.display" => Some(ipython::module(name, ctx)),
-        "random" => Some(stdlib::random::module(ctx)),
         n if stdlib::NAMES.contains(&n) => Some(stdlib::module(name, ctx)),
         "tensorboard" | "tensorboard.notebook" => Some(Ok(tf::keras::tensorboard::module(name))),
         _ => None,

@@ -32,7 +32,7 @@ pub use values::lazy::Lazy;
 pub use values::native::{NativeClass, NativeFn, NativeModule};
 pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
 pub use values::stand_in::StandIn;
-pub use values::value::{Dict, HashKey, Value};
+pub use values::value::{Dict, DictKind, HashKey, Value};
 
 /// The exception class a native raises by `name` (`PyErr::new(name, ..)`), as a value to
 /// bind in a module: `tf.errors.OpError`, `tf.errors.InvalidArgumentError`, ... An

@@ -92,3 +92,75 @@ fn math_additions_match_cpython() {
 fn lazy_builtins_match_cpython() {
     matches_cpython("lazy_builtins", 12);
 }
+
+/// `Counter`, `defaultdict` and `OrderedDict` are dicts to the rest of the language, with
+/// CPython's `__missing__`, reprs, methods, multiset arithmetic and errors.
+#[test]
+fn dict_subclasses_match_cpython() {
+    matches_cpython("dicts", 25);
+}
+
+/// `re`: matching, groups, `findall`/`finditer`/`sub`/`split` with CPython 3.7+'s empty
+/// matches, replacement templates, flags, and `re.error` texts with their positions.
+#[test]
+fn re_matches_cpython() {
+    matches_cpython("re", 25);
+}
+
+/// `textwrap`: `wrap`/`fill` with hyphenated and long words, indents, `shorten`,
+/// `dedent` and `indent`.
+#[test]
+fn textwrap_matches_cpython() {
+    matches_cpython("textwrap", 10);
+}
+
+/// `io.StringIO`: reads, writes over and past the end, lines, `print(file=)`, `with`.
+#[test]
+fn stringio_matches_cpython() {
+    matches_cpython("io", 9);
+}
+
+/// `copy.copy` and `copy.deepcopy`: shared references and cycles kept through the memo,
+/// tuples of atoms returned as they are, dict subclasses kept, `__copy__`/`__deepcopy__`.
+#[test]
+fn copy_matches_cpython() {
+    matches_cpython("copy", 8);
+}
+
+/// `datetime`: dates, datetimes and timedeltas with their reprs, strs, arithmetic and
+/// comparisons, `strftime`/`strptime`/`fromisoformat`, and CPython's range errors.
+#[test]
+fn datetime_matches_cpython() {
+    matches_cpython("datetime", 15);
+}
+
+/// `csv`: writers and readers over `StringIO` and lists of lines, quoting, dialect
+/// options, `DictReader`/`DictWriter` with `restval`/`restkey`, and CPython's errors.
+#[test]
+fn csv_matches_cpython() {
+    matches_cpython("csv", 9);
+}
+
+/// `pprint`: CPython's `PrettyPrinter` line breaking for dicts, lists, tuples, sets and
+/// long strings, with `width`, `indent`, `compact`, `sort_dicts` and `stream`.
+#[test]
+fn pprint_matches_cpython() {
+    matches_cpython("pprint", 7);
+}
+
+/// Every module the kernel lists as provided imports, and the error for a module it does
+/// not provide lists each of them.
+#[test]
+fn every_provided_module_imports() {
+    let session = Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"));
+    for name in mirror_kernel::bindings::provided_modules() {
+        let shown = run(&session, &format!("import {name}"));
+        assert_eq!(shown.error, None, "import {name}");
+    }
+    let shown = run(&session, "import nosuchmodule");
+    let (kind, text) = shown.error.unwrap_or_default();
+    assert_eq!(kind, "ModuleNotFoundError");
+    for name in mirror_kernel::bindings::provided_modules() {
+        assert!(text.contains(name), "{name} is not listed in: {text}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `collections`: `deque` (with `maxlen`, both ends, `rotate`) and `namedtuple` (classes
 //! whose instances are [`Record`]s: fields by name and index, `_fields`, `_asdict`,
-//! `_replace`, `_make`, defaults), with CPython's reprs and error texts.
+//! `_replace`, `_make`, defaults), with CPython's reprs and error texts. The dict
+//! subclasses (`Counter`, `defaultdict`, `OrderedDict`) are in `mappings`.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -436,8 +437,11 @@ fn namedtuple(a: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 }
 
 pub fn module() -> Value {
-    NativeModule::new("collections", "Specialized container datatypes: deque and namedtuple.")
+    let mut m = NativeModule::new("collections", "Specialized container datatypes: deque, namedtuple, Counter, defaultdict and OrderedDict.")
         .with("deque", f("deque", "deque([iterable[, maxlen]])\nA list-like sequence optimized for data accesses near its endpoints.", deque))
-        .with("namedtuple", f("namedtuple", "namedtuple(typename, field_names, *, rename=False, defaults=None, module=None)\nReturns a new subclass of tuple with named fields.", namedtuple))
-        .into_value()
+        .with("namedtuple", f("namedtuple", "namedtuple(typename, field_names, *, rename=False, defaults=None, module=None)\nReturns a new subclass of tuple with named fields.", namedtuple));
+    for (name, class) in super::mappings::classes() {
+        m = m.with(name, class);
+    }
+    m.into_value()
 }

@@ -1,29 +1,40 @@
 //! The `os`, `os.path` and `pathlib` modules: the file-system basics notebooks use to
 //! find data and save models (getcwd, listdir, makedirs, environ, path joins and tests,
 //! `Path` with `/`, `exists`, `mkdir`, `read_text`, `write_text`, `glob`), and the
-//! standard-library modules notebooks import beside them, a file each: `json`, `shutil`,
-//! `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`, `operator`,
-//! `collections` (`deque`, `namedtuple`) and `random` (CPython's streams). Plain wrappers
-//! over `std::fs`; errors become `FileNotFoundError`/`OSError` with CPython's wording.
+//! standard-library modules notebooks import beside them, a file (or folder) each: `json`,
+//! `shutil`, `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`,
+//! `operator`, `collections` (`deque`, `namedtuple`; its dict subclasses `Counter`,
+//! `defaultdict` and `OrderedDict` in `mappings`), `random` (CPython's streams), `re`,
+//! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv` and `pprint`. [`NAMES`] is the
+//! one list of them. Plain wrappers over `std::fs`; errors become
+//! `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod collections;
+mod copy;
+mod csv;
+mod datetime;
 mod functools;
 mod glob;
+mod io;
 mod itertools;
 mod json;
+mod mappings;
 mod operator;
 mod pathlib;
+mod pprint;
 pub mod random;
+mod re;
 pub(crate) mod record;
 mod shutil;
 mod string;
 mod tempfile;
+mod textwrap;
 
 use std::path::Path as StdPath;
 
 use pathlib::{pathlib_module, PyPath};
 
-use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyErr, PyResult, Value};
+use crate::lang::{Args, Ctx, NativeFn, NativeModule, Object, PyErr, PyResult, Value};
 
 pub(crate) fn io_err(e: std::io::Error, path: &str) -> PyErr {
     let code = e.raw_os_error().unwrap_or(0);
@@ -64,6 +75,32 @@ fn f(
     body: impl Fn(&Args, &mut dyn Ctx) -> PyResult<Value> + 'static,
 ) -> Value {
     NativeFn::value(name, doc, body)
+}
+
+/// One method of a native's table: its name and body, which gets the object, the value
+/// wrapping it, and the call's arguments. The table, declared once per type, drives both
+/// `getattr` ([`bound_method`]) and `dir()` ([`method_names`]).
+pub(crate) type Method<T> = (
+    &'static str,
+    fn(&T, &Value, &Args, &mut dyn Ctx) -> PyResult<Value>,
+);
+
+/// The method `name` of `table` bound to `this`, which wraps a `T`.
+pub(crate) fn bound_method<T: Object>(
+    this: &Value,
+    table: &'static [Method<T>],
+    name: &str,
+) -> Option<Value> {
+    let (n, body) = table.iter().find(|(n, _)| *n == name)?;
+    let (me, body) = (this.clone(), *body);
+    Some(f(n, "", move |a, ctx| match me.downcast::<T>() {
+        Some(x) => body(x, &me, a, ctx),
+        None => Ok(Value::None),
+    }))
+}
+
+pub(crate) fn method_names<T>(table: &[Method<T>]) -> Vec<String> {
+    table.iter().map(|(n, _)| n.to_string()).collect()
 }
 
 pub(crate) fn split_ext(p: &str) -> (String, String) {
@@ -335,6 +372,14 @@ pub const NAMES: &[&str] = &[
     "functools",
     "operator",
     "collections",
+    "random",
+    "re",
+    "textwrap",
+    "io",
+    "copy",
+    "datetime",
+    "csv",
+    "pprint",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -351,6 +396,14 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "functools" => functools::module(),
         "operator" => operator::module(),
         "collections" => collections::module(),
+        "random" => random::module(ctx)?,
+        "re" => re::module(ctx),
+        "textwrap" => textwrap::module(),
+        "io" => io::module(),
+        "copy" => copy::module(),
+        "datetime" => datetime::module(),
+        "csv" => csv::module(ctx),
+        "pprint" => pprint::module(),
         _ => pathlib_module(),
     })
 }

@@ -232,6 +232,12 @@ impl Vm<'_> {
         if let Some(nc) = c.downcast::<crate::lang::NativeClass>() {
             let chain: Vec<String> = match v {
                 Value::Native(o) => o.class_chain(),
+                Value::Dict(d) => d
+                    .borrow()
+                    .kind
+                    .iter()
+                    .map(|k| k.type_name().into())
+                    .collect(),
                 _ => match v
                     .downcast::<Instance>()
                     .and_then(|i| i.class())

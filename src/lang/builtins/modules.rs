@@ -9,8 +9,8 @@ use crate::lang::values::object::Ctx;
 use crate::lang::values::value::Value;
 use crate::lang::{NativeFn, NativeModule};
 
-const PROVIDED: &str =
-    "tensorflow, numpy, matplotlib.pyplot, os, os.path, pathlib, json, shutil, tempfile, glob, fnmatch, string, itertools, functools, operator, collections, random, math, time, sys, IPython.display";
+/// The modules the interpreter itself provides; the loader's come first in the listing.
+const OWN: [&str; 3] = ["math", "time", "sys"];
 
 impl Vm<'_> {
     pub fn import(&mut self, name: &str) -> PyResult<Value> {
@@ -27,25 +27,29 @@ impl Vm<'_> {
             Some(r) => r?,
             None => match name.rsplit_once('.') {
                 Some((parent, last)) => {
-                    let p = self.import(parent).map_err(|_| not_found(name))?;
+                    let p = self.import(parent).map_err(|_| self.not_found(name))?;
                     match self.try_attr(&p, last)? {
                         Some(v) => v,
-                        None => return Err(not_found(name)),
+                        None => return Err(self.not_found(name)),
                     }
                 }
-                None => return Err(not_found(name)),
+                None => return Err(self.not_found(name)),
             },
         };
         self.core.modules.insert(name.to_string(), v.clone());
         Ok(v)
     }
-}
 
-fn not_found(name: &str) -> PyErr {
-    PyErr::new(
-        "ModuleNotFoundError",
-        format!("No module named '{name}'. This kernel provides: {PROVIDED}."),
-    )
+    fn not_found(&self, name: &str) -> PyErr {
+        let provided: Vec<&str> = self.core.provided.iter().copied().chain(OWN).collect();
+        PyErr::new(
+            "ModuleNotFoundError",
+            format!(
+                "No module named '{name}'. This kernel provides: {}.",
+                provided.join(", ")
+            ),
+        )
+    }
 }
 
 fn stream(name: &str, which: StreamName) -> Value {

@@ -11,7 +11,7 @@ use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::Args;
 use crate::lang::values::runtime::*;
-use crate::lang::values::value::Value;
+use crate::lang::values::value::{Dict, Value};
 use crate::lang::{NativeClass, NativeModule};
 
 /// The methods (and number attributes) of each builtin type: the one list that `getattr`, `hasattr`, `dir()`,
@@ -357,6 +357,11 @@ impl Vm<'_> {
             (Value::Int(_), "imag") => return Ok(Some(Value::Int(0))),
             (Value::Int(_), "denominator") => return Ok(Some(Value::Int(1))),
             _ => {}
+        }
+        if let Some(kind) = Dict::kind_of(v) {
+            if let Some(x) = kind.getattr(v, name, self)? {
+                return Ok(Some(x));
+            }
         }
         let ty = v.type_name();
         if builtin_methods(&ty).contains(&name) {

@@ -4,7 +4,7 @@ use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::Args;
 use crate::lang::values::runtime::*;
-use crate::lang::values::value::{HashKey, Value};
+use crate::lang::values::value::{Dict, HashKey, Value};
 
 fn norm_index(i: i64, len: usize, what: &str) -> PyResult<usize> {
     let j = if i < 0 { i + len as i64 } else { i };
@@ -89,6 +89,11 @@ impl Vm<'_> {
             (Value::Dict(d), _) => {
                 if let Some(x) = d.borrow().get(k)? {
                     return Ok(x);
+                }
+                if let Some(kind) = Dict::kind_of(v) {
+                    if let Some(x) = kind.missing(v, k, self)? {
+                        return Ok(x);
+                    }
                 }
                 return Err(self.key_error(k));
             }

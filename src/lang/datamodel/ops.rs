@@ -8,7 +8,7 @@ use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::memory;
 use crate::lang::values::object::{Args, BinOp, UnaryOp};
 use crate::lang::values::runtime::{Instance, Set};
-use crate::lang::values::value::Value;
+use crate::lang::values::value::{Dict, Value};
 
 /// A repetition count: negative counts repeat nothing, as in Python.
 fn count(n: &Value) -> PyResult<usize> {
@@ -183,6 +183,14 @@ impl Vm<'_> {
                 }
             }
             _ => {}
+        }
+        // A dict subclass's operators (`Counter + Counter`) come before dict's own `|`.
+        for (this, other, reflected) in [(a, b, false), (b, a, true)] {
+            if let Some(kind) = Dict::kind_of(this) {
+                if let Some(v) = kind.binop(op, this, other, reflected, self)? {
+                    return Ok(v);
+                }
+            }
         }
         if let Some(v) = self.builtin_binop(op, a, b)? {
             return Ok(v);

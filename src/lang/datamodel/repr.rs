@@ -8,7 +8,7 @@ use crate::lang::values::exc::PyResult;
 use crate::lang::values::memory;
 use crate::lang::values::object::{Args, Ctx};
 use crate::lang::values::runtime::*;
-use crate::lang::values::value::Value;
+use crate::lang::values::value::{Dict, Value};
 
 /// What CPython's `RecursionError` says when a repr nests too deeply.
 pub const REPR_CONTEXT: &str = " while getting the repr of an object";
@@ -112,6 +112,10 @@ impl Vm<'_> {
             Value::Int(i) => i.to_string(),
             Value::Float(x) => float_repr(*x),
             Value::Str(s) => str_repr(s),
+            Value::Dict(d) if d.borrow().kind.is_some() => match Dict::kind_of(v) {
+                Some(kind) => kind.repr(v, self)?,
+                None => "{}".into(),
+            },
             Value::List(_) | Value::Tuple(_) | Value::Dict(_) => {
                 if !self.repr_enter(v) {
                     return Ok(match v {

@@ -6,7 +6,7 @@ use crate::lang::datamodel::attr::builtin_methods;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::{Args, Object};
 use crate::lang::values::runtime::{BuiltinType, Instance};
-use crate::lang::values::value::Value;
+use crate::lang::values::value::{Dict, Value};
 use crate::lang::NativeClass;
 
 impl Vm<'_> {
@@ -18,6 +18,9 @@ impl Vm<'_> {
                 .map(|s| s.to_string())
                 .collect(),
         };
+        if let Some(kind) = Dict::kind_of(v) {
+            names.extend(kind.dir());
+        }
         // A builtin type lists the methods its instances have (`dir(str)`), and builtin
         // objects of the interpreter (sets) theirs.
         if let Some(t) = v.downcast::<BuiltinType>() {

@@ -337,7 +337,9 @@ impl Vm<'_> {
                     }
                 }
             }
-            if matches!(o, Value::List(_) | Value::Dict(_) | Value::Str(_)) {
+            // A dict subclass's own methods are found through `getattr`.
+            let plain_dict = matches!(&o, Value::Dict(d) if d.borrow().kind.is_none());
+            if plain_dict || matches!(o, Value::List(_) | Value::Str(_)) {
                 let a = self.eval_args(args, env)?;
                 return self.call_method(&o, name, a);
             }

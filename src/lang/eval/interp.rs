@@ -52,6 +52,7 @@ impl Interpreter {
                 builtins,
                 interrupt,
                 loader: modules,
+                provided: vec![],
                 modules: Default::default(),
                 state: Default::default(),
                 count: 0,
@@ -62,6 +63,11 @@ impl Interpreter {
             },
             cell_end: None,
         }
+    }
+
+    /// Names the modules the loader provides, for the error of an import it cannot find.
+    pub fn set_provided_modules(&mut self, names: Vec<&'static str>) {
+        self.core.provided = names;
     }
 
     /// Sets the hook that runs at the end of every non-silent cell.

@@ -70,6 +70,9 @@ pub struct Core {
     pub builtins: HashMap<String, Value, FastHash>,
     pub interrupt: Arc<AtomicBool>,
     pub loader: ModuleLoader,
+    /// The names of the modules `loader` provides, which a failed import lists; the
+    /// bindings hand them down with [`crate::lang::Interpreter::set_provided_modules`].
+    pub provided: Vec<&'static str>,
     pub modules: HashMap<String, Value>,
     pub state: State,
     pub count: u64,

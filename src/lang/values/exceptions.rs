@@ -108,6 +108,7 @@ const STDLIB_ERRORS: &[(&str, &str, &str)] = &[
     ("JSONDecodeError", "ValueError", "json.decoder"),
     ("Error", "OSError", "shutil"),
     ("SameFileError", "Error", "shutil"),
+    ("error", "Exception", "re"),
 ];
 
 /// Adds the standard library's exception classes, so a native raising `JSONDecodeError`

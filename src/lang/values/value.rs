@@ -12,7 +12,7 @@ use std::rc::Rc;
 use indexmap::IndexMap;
 
 use super::exc::{PyErr, PyResult};
-use super::object::Object;
+use super::object::{BinOp, Ctx, Object};
 
 // The tag is a full word so that every payload starts on an 8-byte boundary: with a
 // one-byte tag, moving a value through `Option`/`Result` copied the bytes after the tag
@@ -365,9 +365,53 @@ impl HashKey {
 }
 
 /// A Python dict: insertion-ordered, keyed by [`HashKey`], keeping the original key value.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Dict {
     pub map: IndexMap<HashKey, (Value, Value), crate::lang::eval::vm::FastHash>,
+    /// The dict subclass this dict is an instance of (`collections.Counter`, ...), which the
+    /// bindings define; `None` for a plain dict.
+    pub kind: Option<Rc<dyn DictKind>>,
+}
+
+/// What a dict subclass from the bindings adds to a dict, which stays a dict everywhere
+/// else (`isinstance(d, dict)`, `json.dumps`, iteration, `len`, `in`): CPython's
+/// `__missing__` hook, its repr, its own methods and operators.
+pub trait DictKind: std::fmt::Debug {
+    /// The class name, as `isinstance` against the binding's class compares it.
+    fn type_name(&self) -> &str;
+    /// `d[key]` for a key `d` lacks, as `__missing__`; `Ok(None)` raises the KeyError.
+    fn missing(&self, this: &Value, key: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
+        let _ = (this, key, ctx);
+        Ok(None)
+    }
+    fn repr(&self, this: &Value, ctx: &mut dyn Ctx) -> PyResult<String>;
+    /// The attributes the subclass adds or overrides; `Ok(None)` falls back to dict's.
+    fn getattr(&self, this: &Value, name: &str, ctx: &mut dyn Ctx) -> PyResult<Option<Value>>;
+    /// The names `getattr` adds, for `dir()` and completion.
+    fn dir(&self) -> Vec<String>;
+    /// `this op other` (`other op this` when `reflected`); `Ok(None)` falls back to dict's.
+    fn binop(
+        &self,
+        op: BinOp,
+        this: &Value,
+        other: &Value,
+        reflected: bool,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Option<Value>> {
+        let _ = (op, this, other, reflected, ctx);
+        Ok(None)
+    }
+}
+
+// A copy made by the interpreter (`dict(d)`, `d | e`, `d.copy()`) is a plain dict, as
+// CPython's are; a subclass copies itself through its own `copy`.
+impl Clone for Dict {
+    fn clone(&self) -> Dict {
+        Dict {
+            map: self.map.clone(),
+            kind: None,
+        }
+    }
 }
 
 impl Drop for Dict {
@@ -414,5 +458,12 @@ impl Dict {
     }
     pub fn items(&self) -> impl Iterator<Item = (&Value, &Value)> {
         self.map.values().map(|(k, v)| (k, v))
+    }
+    /// The subclass of `v` when it is a dict made by one.
+    pub fn kind_of(v: &Value) -> Option<Rc<dyn DictKind>> {
+        match v {
+            Value::Dict(d) => d.borrow().kind.clone(),
+            _ => None,
+        }
     }
 }
