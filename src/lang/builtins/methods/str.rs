@@ -12,6 +12,47 @@ use crate::lang::values::memory;
 use crate::lang::values::object::Args;
 use crate::lang::values::value::Value;
 
+/// The `[start, end)` window, in characters, that `find`, `count`, `startswith` and their
+/// kin read from their optional `start` and `end` arguments (after the first), with a
+/// slice's rules: negative counts from the end, `None` is absent, `end` is clamped to the
+/// length and both to 0. `start` stays past the end when given so, so the window is empty.
+fn window(s: &str, a: &Args) -> PyResult<(i64, i64)> {
+    let len = char_len(s);
+    let bound = |i: usize| -> PyResult<Option<i64>> {
+        match a.pos.get(i) {
+            None | Some(Value::None) => Ok(None),
+            Some(v @ (Value::Int(_) | Value::Bool(_))) => {
+                let n = v.as_int()?;
+                Ok(Some(if n < 0 { (n + len).max(0) } else { n }))
+            }
+            Some(_) => Err(PyErr::type_error(
+                "slice indices must be integers or None or have an __index__ method",
+            )),
+        }
+    };
+    let start = bound(1)?.unwrap_or(0);
+    let end = bound(2)?.map_or(len, |e| e.min(len));
+    Ok((start, end))
+}
+
+fn char_len(s: &str) -> i64 {
+    if s.is_ascii() {
+        s.len() as i64
+    } else {
+        s.chars().count() as i64
+    }
+}
+
+/// The byte offset of character `i` (at most the length) of `s`.
+fn byte_at(s: &str, i: i64) -> usize {
+    let i = i.max(0) as usize;
+    if s.is_ascii() {
+        i.min(s.len())
+    } else {
+        s.char_indices().nth(i).map_or(s.len(), |(b, _)| b)
+    }
+}
+
 impl Vm<'_> {
     pub(super) fn str_method(&mut self, s: &Rc<str>, name: &str, a: &Args) -> PyResult<Value> {
         let sarg = |i: usize| -> PyResult<Option<String>> {
@@ -148,30 +189,58 @@ impl Vm<'_> {
                         .collect(),
                     v => vec![v.as_str()?.to_string()],
                 };
+                let (start, end) = window(s, a)?;
                 Value::Bool(pats.iter().any(|p| {
-                    if name == "startswith" {
-                        s.starts_with(p.as_str())
-                    } else {
-                        s.ends_with(p.as_str())
+                    // CPython's tailmatch: the pattern must fit inside the window.
+                    let n = p.chars().count() as i64;
+                    if end - n < start {
+                        return false;
                     }
+                    let (from, to) = if name == "startswith" {
+                        (start, start + n)
+                    } else {
+                        (end - n, end)
+                    };
+                    &s[byte_at(s, from)..byte_at(s, to)] == p.as_str()
                 }))
             }
             "find" | "index" | "rfind" => {
                 let sub = sarg(0)?.unwrap_or_default();
-                let pos = if name == "rfind" {
-                    s.rfind(&sub)
+                let (start, end) = window(s, a)?;
+                // A window that ends before it starts holds nothing, not even "".
+                let pos = if end < start {
+                    None
                 } else {
-                    s.find(&sub)
+                    let from = byte_at(s, start);
+                    let w = &s[from..byte_at(s, end)];
+                    let at = if name == "rfind" {
+                        w.rfind(&sub)
+                    } else {
+                        w.find(&sub)
+                    };
+                    at.map(|p| start + w[..p].chars().count() as i64)
                 };
                 match pos {
-                    Some(p) => Value::Int(s[..p].chars().count() as i64),
+                    Some(p) => Value::Int(p),
                     None if name == "index" => {
                         return Err(PyErr::value_error("substring not found"))
                     }
                     None => Value::Int(-1),
                 }
             }
-            "count" => Value::Int(s.matches(sarg(0)?.unwrap_or_default().as_str()).count() as i64),
+            "count" => {
+                let sub = sarg(0)?.unwrap_or_default();
+                let (start, end) = window(s, a)?;
+                Value::Int(if end < start {
+                    0
+                } else if sub.is_empty() {
+                    end - start + 1
+                } else {
+                    s[byte_at(s, start)..byte_at(s, end)]
+                        .matches(sub.as_str())
+                        .count() as i64
+                })
+            }
             "format" => Value::from(self.str_format(s, a)?),
             "title" => {
                 let mut out = String::new();
