@@ -6,9 +6,10 @@
 //! replica when a strategy runs several, so replicas never oversubscribe the machine.
 //! The element-wise maths lives in `cpu/math.rs`, losses in `cpu/loss.rs`, optimizer rules
 //! in `cpu/opt.rs`, windowed operations (im2col, pooling) in
-//! `cpu/window.rs`, and the run-time choice of vector width in `cpu/simd.rs`; this file
+//! `cpu/window.rs`, convolutions a few images at a time in `cpu/conv.rs`, and the run-time choice of vector width in `cpu/simd.rs`; this file
 //! only checks shapes and dispatches. It must not know about layers or models.
 
+mod conv;
 mod loss;
 pub(crate) mod math;
 mod opt;
@@ -268,14 +269,7 @@ impl Device for CpuDevice {
             // The GEMM crate, another activation, or the shape error the product reports.
             return super::gemm_then_bias_act(self, a, b, c, bias, act);
         }
-        let bv = match bias {
-            Some(t) => {
-                let v = host(t)?;
-                same_len("add_bias", n, v.len())?;
-                Some(v)
-            }
-            None => None,
-        };
+        let bv = bias_host(bias, n)?;
         let (av, bm) = (host(a)?, host(b)?);
         let cv = host_mut(c)?;
         let post = sgemm::Post { bias: bv, relu };
@@ -434,6 +428,72 @@ impl Device for CpuDevice {
         window::col2im(host(cols)?, w, host_mut(dx)?, self.threads)
     }
 
+    fn conv2d(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+    ) -> DResult<()> {
+        self.conv2d_bias_act(x, w, kernel, cols, z, None, Activation::Linear)
+    }
+
+    fn conv2d_bias_act(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        let relu = act == Activation::Relu;
+        let (Some(n), true) = (
+            conv_filters(w, kernel, z),
+            relu || act == Activation::Linear,
+        ) else {
+            // Another activation, no AVX-512 product, or a shape error reported as usual.
+            self.im2col(x, w, cols)?;
+            return self.gemm_bias_act(cols, kernel, z, bias, act);
+        };
+        let bv = bias_host(bias, n)?;
+        let (xv, kv) = (host(x)?, host(kernel)?);
+        same_len(
+            "conv2d (input)",
+            xv.len(),
+            w.batch * w.height * w.width * w.channels,
+        )?;
+        same_len("conv2d (columns)", cols.len(), conv_cols(w))?;
+        let (cv, zv) = (host_mut(cols)?, host_mut(z)?);
+        let post = sgemm::Post { bias: bv, relu };
+        conv::forward(xv, w, kv, n, cv, zv, post, self.threads)
+    }
+
+    fn conv2d_input_grad(
+        &self,
+        dz: &DTensor,
+        kernel: &DTensor,
+        w: &Window,
+        dcols: &mut DTensor,
+        dx: &mut DTensor,
+    ) -> DResult<()> {
+        let Some(n) = conv_filters(w, kernel, dz) else {
+            self.gemm(dz, false, kernel, true, dcols, 1.0, 0.0)?;
+            return self.col2im(dcols, w, dx);
+        };
+        same_len("conv2d (columns)", dcols.len(), conv_cols(w))?;
+        same_len(
+            "col2im (input)",
+            dx.len(),
+            w.batch * w.height * w.width * w.channels,
+        )?;
+        let (dzv, kv) = (host(dz)?, host(kernel)?);
+        let (dcv, dxv) = (host_mut(dcols)?, host_mut(dx)?);
+        conv::input_grad(dzv, kv, n, w, dcv, dxv, self.threads)
+    }
+
     fn maxpool(
         &self,
         x: &DTensor,
@@ -495,6 +555,33 @@ impl Device for CpuDevice {
         opt::step(opt, p, g, &mut views);
         Ok(())
     }
+}
+
+/// The filter count of a convolution whose kernel is `kernel` (`patch x n`) and output (or
+/// output gradient) `z` (`batch * out_h * out_w x n`), when the shapes agree, the patch is
+/// not empty and our AVX-512 product runs it; `None` sends the caller to the unsliced path,
+/// which reports any shape error.
+fn conv_filters(w: &Window, kernel: &DTensor, z: &DTensor) -> Option<usize> {
+    let (kr, n) = kernel.rows_cols();
+    let patch = w.kernel_h * w.kernel_w * w.channels;
+    let rows = w.batch * w.out_h * w.out_w;
+    let fits = sgemm::available() && patch > 0 && n > 0 && rows > 0 && kr == patch;
+    (fits && z.rows_cols() == (rows, n)).then_some(n)
+}
+
+/// A layer's bias on the host, checked against its `n` columns.
+fn bias_host(bias: Option<&DTensor>, n: usize) -> DResult<Option<&[f32]>> {
+    bias.map(|t| {
+        let v = host(t)?;
+        same_len("add_bias", n, v.len())?;
+        Ok(v)
+    })
+    .transpose()
+}
+
+/// Elements of a convolution's unfolded input.
+fn conv_cols(w: &Window) -> usize {
+    w.batch * w.out_h * w.out_w * w.kernel_h * w.kernel_w * w.channels
 }
 
 fn range_error(len: usize) -> DeviceError {

@@ -431,6 +431,25 @@ pub trait Device: Send {
         self.im2col(x, w, cols)?;
         self.gemm(cols, false, kernel, false, z, 1.0, 0.0)
     }
+    /// `z = act(conv(x, kernel) + bias)`: a convolution layer's product, bias and activation,
+    /// with the same `cols` contract as [`Device::conv2d`] (the backward passes get the
+    /// unfolded input). The default is im2col and [`Device::gemm_bias_act`]; the CPU unfolds
+    /// and multiplies a few images at a time, so that the columns are read back from its
+    /// cache rather than from memory.
+    #[allow(clippy::too_many_arguments)]
+    fn conv2d_bias_act(
+        &self,
+        x: &DTensor,
+        w: &Window,
+        kernel: &DTensor,
+        cols: &mut DTensor,
+        z: &mut DTensor,
+        bias: Option<&DTensor>,
+        act: Activation,
+    ) -> DResult<()> {
+        self.im2col(x, w, cols)?;
+        self.gemm_bias_act(cols, kernel, z, bias, act)
+    }
     /// The kernel gradient of [`Device::conv2d`] (overwrites `dkernel`), given the forward
     /// input `x` and the `cols` the forward pass left.
     fn conv2d_filter_grad(

@@ -320,10 +320,7 @@ pub fn forward(
                     // The activation's derivative reads only its output: the product, bias and
                     // activation go straight into the output.
                     (None, Act::Elem(a)) => match (cols, w) {
-                        (Some(cols), Some(w)) => {
-                            dev.im2col(x, w, cols)?;
-                            dev.gemm_bias_act(cols, k, y, bias, a)?;
-                        }
+                        (Some(cols), Some(w)) => dev.conv2d_bias_act(x, w, k, cols, y, bias, a)?,
                         _ => dev.gemm_bias_act(x, k, y, bias, a)?,
                     },
                     (None, _) => {

@@ -5,12 +5,16 @@
 //!
 //! The microkernel keeps a 12x32 tile of `c` in 24 vector registers and, for every step of
 //! the inner dimension, broadcasts 12 values of `op(a)` against two vectors of a row of
-//! `op(b)`. It reads `op(a)` in place through two strides (so a transposed `a` needs no
-//! copy) and `op(b)` row by row (a transposed `b`, which the products only meet for small
-//! weight matrices, is transposed into a scratch buffer first). The inner dimension is cut
-//! into blocks that stay in cache; within a block each output sums its products in order,
-//! and blocks are added in order, so an output's value never depends on how the rows are
-//! split over threads.
+//! `op(b)`. Each thread first copies the block of `op(b)` it is about to use into panels of
+//! 32 columns laid out step after step, so the microkernel reads one contiguous stream that
+//! stays in the first-level cache instead of rows far apart (a transposed `b`, which the
+//! products only meet for small weight matrices, is transposed into a scratch buffer
+//! first). A transposed `a` (a weight gradient, whose 12 values per step lie side by side
+//! in one row of the patches) is copied the same way, 12 values per step; an untransposed
+//! `a` is read in place through its row stride. The inner dimension is cut into blocks that
+//! stay in cache; within a block each output sums its products in order, and blocks are
+//! added in order, so an output's value never depends on how the rows are split over
+//! threads, and the copies change no bit.
 
 use std::cell::RefCell;
 
@@ -80,6 +84,9 @@ unsafe impl Sync for Epilogue {}
 thread_local! {
     /// The transposed `b` of the products that need one, reused between calls.
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// Each thread's panels of the current block of `op(b)`, then its panel of `op(a)`,
+    /// reused between calls (see [`rows_avx512`]).
+    static PANELS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `c (m x n) = alpha * op(a) @ op(b) + beta * c`, with `op(a)` `m x k` and `op(b)` `k x n`
@@ -167,9 +174,18 @@ fn run(
     );
     for_ranges(threads, blocks, min_blocks, |range| {
         let rows = range.start * MR..(range.end * MR).min(m);
-        // SAFETY: `available` was checked by the caller; the row range is this thread's own
-        // and every index stays inside the lengths checked in `gemm`.
-        unsafe { rows_avx512(rows, n, k, a, bp, out.0, alpha, beta, post) };
+        PANELS.with(|p| {
+            let mut panels = p.borrow_mut();
+            let per_block = k.div_ceil(k.div_ceil(KC).max(1)).max(1);
+            let need = per_block * (n.div_ceil(NR) * NR + MR);
+            if panels.len() < need {
+                panels.resize(need, 0.0);
+            }
+            // SAFETY: `available` was checked by the caller; the row range is this thread's
+            // own, every index stays inside the lengths checked in `gemm`, and `panels` holds
+            // a block of `op(b)` in panels plus one panel of `op(a)`.
+            unsafe { rows_avx512(rows, n, k, a, bp, out.0, alpha, beta, post, &mut panels) };
+        });
     });
 }
 
@@ -186,28 +202,48 @@ unsafe fn rows_avx512(
     alpha: f32,
     beta: f32,
     post: Epilogue,
+    panels: &mut [f32],
 ) {
     let per_block = k.div_ceil(k.div_ceil(KC).max(1)).max(1);
+    let n_panels = n.div_ceil(NR);
+    let (b_panels, a_panel) = panels.split_at_mut(per_block * n_panels * NR);
     let mut k0 = 0;
     loop {
         let kc = per_block.min(k - k0);
         let first = k0 == 0;
         let last = k0 + kc >= k;
+        pack_b(b, k0, kc, n, b_panels);
         let mut i = rows.start;
         while i < rows.end {
             let mr = MR.min(rows.end - i);
+            // A transposed `a` has its 12 values per step side by side: copy them into one
+            // contiguous panel (the rows past `mr` are never read).
+            let (ap, a_rs, a_ks) = if a.rs == 1 {
+                let dst = a_panel.as_mut_ptr();
+                for p in 0..kc {
+                    let src = a.ptr.add(i + (k0 + p) * a.cs);
+                    // A copy of constant length compiles to a few moves, not a call.
+                    if mr == MR {
+                        std::ptr::copy_nonoverlapping(src, dst.add(p * MR), MR);
+                    } else {
+                        std::ptr::copy_nonoverlapping(src, dst.add(p * MR), mr);
+                    }
+                }
+                (a_panel.as_ptr(), 1, MR)
+            } else {
+                (a.ptr.wrapping_add(i * a.rs + k0 * a.cs), a.rs, a.cs)
+            };
             let mut j = 0;
             while j < n {
                 let nr = NR.min(n - j);
-                let ap = a.ptr.wrapping_add(i * a.rs + k0 * a.cs);
-                let bp = b.ptr.wrapping_add(k0 * b.rs + j);
+                let bp = b_panels.as_ptr().wrapping_add((j / NR) * kc * NR);
                 let cp = c.wrapping_add(i * n + j);
                 let t = Tile {
                     a: ap,
-                    a_rs: a.rs,
-                    a_ks: a.cs,
+                    a_rs,
+                    a_ks,
                     b: bp,
-                    b_ks: b.rs,
+                    b_ks: NR,
                     c: cp,
                     ldc: n,
                     kc,
@@ -247,6 +283,36 @@ unsafe fn rows_avx512(
     }
 }
 
+/// Copies steps `k0..k0 + kc` of `b` (`k x n`, row-major with row stride `b.rs`) into
+/// panels of [`NR`] columns, each `kc` rows of `NR` values one after the other; the columns
+/// past `n` in the last panel are zero (the tiles never store them).
+///
+/// # Safety
+/// `b` must hold rows `k0..k0 + kc` of `n` values, and `panels` `kc * ceil(n / NR) * NR`.
+unsafe fn pack_b(b: View, k0: usize, kc: usize, n: usize, panels: &mut [f32]) {
+    if kc == 0 {
+        return;
+    }
+    for (jp, panel) in panels
+        .chunks_exact_mut(kc * NR)
+        .take(n.div_ceil(NR))
+        .enumerate()
+    {
+        let j = jp * NR;
+        let width = NR.min(n - j);
+        for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
+            let src = b.ptr.add((k0 + p) * b.rs + j);
+            // A copy of constant length compiles to a few moves, not a call.
+            if width == NR {
+                std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), NR);
+            } else {
+                dst[..width].copy_from_slice(std::slice::from_raw_parts(src, width));
+                dst[width..].fill(0.0);
+            }
+        }
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
 unsafe fn rows_avx512(
@@ -259,6 +325,7 @@ unsafe fn rows_avx512(
     _: f32,
     _: f32,
     _: Epilogue,
+    _: &mut [f32],
 ) {
 }
 

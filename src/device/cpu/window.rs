@@ -68,6 +68,10 @@ pub fn im2col(x: &[f32], w: &Window, cols: &mut [f32], threads: usize) -> DResul
                 for (r, dst_row) in part.chunks_exact_mut(unit).enumerate() {
                     let (n, oy) = ((first + r) / w.out_h, (first + r) % w.out_h);
                     let img = &x[n * img_len..(n + 1) * img_len];
+                    if c == 1 {
+                        single_channel_row(img, w, oy, dst_row);
+                        continue;
+                    }
                     for (ox, dst) in dst_row.chunks_exact_mut(patch).enumerate() {
                         for ky in 0..w.kernel_h {
                             let seg = &mut dst[ky * kw * c..(ky + 1) * kw * c];
@@ -99,6 +103,30 @@ pub fn im2col(x: &[f32], w: &Window, cols: &mut [f32], threads: usize) -> DResul
         )
     });
     Ok(())
+}
+
+/// One output row's patches of a single-channel image (a first layer on grey images), tap
+/// by tap: a kernel row there is a few values, and copying each as a slice costs a call to
+/// `memcpy` per patch and kernel row, far more than the copy itself.
+#[inline(always)]
+fn single_channel_row(img: &[f32], w: &Window, oy: usize, dst_row: &mut [f32]) {
+    let patch = w.kernel_h * w.kernel_w;
+    for ky in 0..w.kernel_h {
+        let row = source(oy, ky, w.stride_h, w.pad_top, w.height)
+            .map(|iy| &img[iy * w.width..(iy + 1) * w.width]);
+        for kx in 0..w.kernel_w {
+            let taps = dst_row.iter_mut().skip(ky * w.kernel_w + kx).step_by(patch);
+            match row {
+                Some(row) => {
+                    for (ox, d) in taps.enumerate() {
+                        *d = source(ox, kx, w.stride_w, w.pad_left, w.width)
+                            .map_or(0.0, |ix| row[ix]);
+                    }
+                }
+                None => taps.for_each(|d| *d = 0.0),
+            }
+        }
+    }
 }
 
 pub fn col2im(cols: &[f32], w: &Window, dx: &mut [f32], threads: usize) -> DResult<()> {
@@ -479,12 +507,13 @@ mod tests {
             .sum()
     }
 
-    const WINDOWS: [(usize, usize, usize, usize, usize, usize, usize); 5] = [
+    const WINDOWS: [(usize, usize, usize, usize, usize, usize, usize); 6] = [
         (3, 9, 7, 5, 3, 1, 0),
         (2, 8, 8, 17, 2, 2, 0),
         (2, 7, 9, 3, 3, 2, 1),
         (1, 6, 6, 32, 3, 1, 1),
         (4, 28, 28, 1, 3, 1, 0),
+        (2, 7, 9, 1, 3, 2, 1),
     ];
 
     #[test]

@@ -1,0 +1,196 @@
+//! Convolutions through im2col and the matrix product, a few images at a time: the
+//! unfolded patches of a batch are several times the size of the second-level cache, so
+//! unfolding the whole batch and then multiplying reads every patch back from memory.
+//! Here each slice of images is unfolded (or, for the input gradient, produced by the
+//! product) and consumed at once, while it is still in cache. Every output row of a product
+//! is computed exactly as in one product over the whole batch (the same inner-dimension
+//! blocks, in the same order), and im2col and col2im treat images independently, so the
+//! slicing changes no bit. The whole `cols` buffer is still filled, because the kernel
+//! gradient reads it. Shapes are checked by the caller (`cpu.rs`); nothing here allocates.
+
+use super::sgemm::{self, Post};
+use super::window;
+use crate::device::{DResult, Window};
+
+/// Bytes of patches per slice: a share of the second-level cache, leaving room for the
+/// product's panels and the output.
+const SLICE_BYTES: usize = 1 << 20;
+
+/// Images per slice for `rows` patch rows of `patch` values per image.
+fn images_per_slice(rows: usize, patch: usize) -> usize {
+    (SLICE_BYTES / (4 * rows * patch).max(1)).max(1)
+}
+
+/// Runs `f(first, sub)` for each slice of images: `sub` is the window of the slice's images,
+/// from image `first` on.
+fn for_slices(w: &Window, mut f: impl FnMut(usize, &Window) -> DResult<()>) -> DResult<()> {
+    let per = images_per_slice(w.out_h * w.out_w, w.kernel_h * w.kernel_w * w.channels);
+    let mut first = 0;
+    while first < w.batch {
+        let sub = Window {
+            batch: per.min(w.batch - first),
+            ..*w
+        };
+        f(first, &sub)?;
+        first += sub.batch;
+    }
+    Ok(())
+}
+
+/// `z = post(cols @ kernel)` with `cols = im2col(x)`, slice by slice. `kernel` is `patch x
+/// n`; `z` is `batch * out_h * out_w x n`. [`sgemm::available`] must be true.
+#[allow(clippy::too_many_arguments)]
+pub fn forward(
+    x: &[f32],
+    w: &Window,
+    kernel: &[f32],
+    n: usize,
+    cols: &mut [f32],
+    z: &mut [f32],
+    post: Post<'_>,
+    threads: usize,
+) -> DResult<()> {
+    let rows = w.out_h * w.out_w;
+    let patch = w.kernel_h * w.kernel_w * w.channels;
+    let img_in = w.height * w.width * w.channels;
+    for_slices(w, |first, sub| {
+        let (a, b) = (first, first + sub.batch);
+        let c = &mut cols[a * rows * patch..b * rows * patch];
+        window::im2col(&x[a * img_in..b * img_in], sub, c, threads)?;
+        let out = &mut z[a * rows * n..b * rows * n];
+        let m = sub.batch * rows;
+        sgemm::gemm(
+            m, n, patch, c, false, kernel, false, out, 1.0, 0.0, post, threads,
+        );
+        Ok(())
+    })
+}
+
+/// `dx = col2im(dz @ kernel^T)`, slice by slice, through the scratch `dcols`. `kernel` is
+/// `patch x n` and `dz` `batch * out_h * out_w x n`. [`sgemm::available`] must be true.
+#[allow(clippy::too_many_arguments)]
+pub fn input_grad(
+    dz: &[f32],
+    kernel: &[f32],
+    n: usize,
+    w: &Window,
+    dcols: &mut [f32],
+    dx: &mut [f32],
+    threads: usize,
+) -> DResult<()> {
+    let rows = w.out_h * w.out_w;
+    let patch = w.kernel_h * w.kernel_w * w.channels;
+    let img_in = w.height * w.width * w.channels;
+    for_slices(w, |first, sub| {
+        let (a, b) = (first, first + sub.batch);
+        let c = &mut dcols[a * rows * patch..b * rows * patch];
+        let g = &dz[a * rows * n..b * rows * n];
+        let m = sub.batch * rows;
+        sgemm::gemm(
+            m,
+            patch,
+            n,
+            g,
+            false,
+            kernel,
+            true,
+            c,
+            1.0,
+            0.0,
+            Post::NONE,
+            threads,
+        );
+        window::col2im(c, sub, &mut dx[a * img_in..b * img_in], threads)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 13x13x32 images under 64 3x3 filters (the second convolution of a small CNN): ten of
+    /// them make two slices, the second one short.
+    fn setup() -> (Window, Vec<f32>, Vec<f32>, usize) {
+        let w = Window {
+            batch: 10,
+            height: 13,
+            width: 13,
+            channels: 32,
+            kernel_h: 3,
+            kernel_w: 3,
+            stride_h: 1,
+            stride_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            out_h: 11,
+            out_w: 11,
+        };
+        let n = 64;
+        let x = (0..10 * 13 * 13 * 32)
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let k = (0..3 * 3 * 32 * n)
+            .map(|i| (i as f32 * 0.11).cos())
+            .collect();
+        (w, x, k, n)
+    }
+
+    #[test]
+    fn slices_give_the_bits_of_one_product_over_the_batch() {
+        if !sgemm::available() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        let (w, x, k, n) = setup();
+        let (rows, patch) = (w.batch * w.out_h * w.out_w, 3 * 3 * 32);
+        assert!(images_per_slice(w.out_h * w.out_w, patch) < w.batch);
+        let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.1 - 3.0).collect();
+        let post = Post {
+            bias: Some(&bias),
+            relu: true,
+        };
+        for threads in [1, 2] {
+            let (mut cols, mut z) = (vec![0.0; rows * patch], vec![0.0; rows * n]);
+            forward(&x, &w, &k, n, &mut cols, &mut z, post, threads).unwrap();
+            let (mut want_cols, mut want_z) = (vec![0.0; rows * patch], vec![0.0; rows * n]);
+            window::im2col(&x, &w, &mut want_cols, 1).unwrap();
+            sgemm::gemm(
+                rows,
+                n,
+                patch,
+                &want_cols,
+                false,
+                &k,
+                false,
+                &mut want_z,
+                1.0,
+                0.0,
+                post,
+                1,
+            );
+            assert_eq!(cols, want_cols);
+            assert_eq!(z, want_z);
+
+            let dz: Vec<f32> = (0..rows * n).map(|i| (i as f32 * 0.23).sin()).collect();
+            let (mut dcols, mut dx) = (vec![0.0; rows * patch], vec![1.0; x.len()]);
+            input_grad(&dz, &k, n, &w, &mut dcols, &mut dx, threads).unwrap();
+            let (mut want_dcols, mut want_dx) = (vec![0.0; rows * patch], vec![0.0; x.len()]);
+            sgemm::gemm(
+                rows,
+                patch,
+                n,
+                &dz,
+                false,
+                &k,
+                true,
+                &mut want_dcols,
+                1.0,
+                0.0,
+                Post::NONE,
+                1,
+            );
+            window::col2im(&want_dcols, &w, &mut want_dx, 1).unwrap();
+            assert_eq!(dx, want_dx);
+        }
+    }
+}
