@@ -196,7 +196,7 @@ impl Eager {
     pub fn assign(&mut self, var: &Variable, how: Assign, value: &Tensor) -> OpResult<()> {
         let previous = var.snapshot();
         let new = match how {
-            Assign::Set => value.value().clone(),
+            Assign::Set => value.array().clone(),
             Assign::Add | Assign::Sub => {
                 let op = if how == Assign::Add {
                     Binary::Add
@@ -206,12 +206,12 @@ impl Eager {
                 let mut out = Op::Binary(op)
                     .forward(self.device.as_ref(), &[&previous, value.value()])?
                     .values;
-                out.pop().ok_or_else(|| {
+                Arc::new(out.pop().ok_or_else(|| {
                     super::error::OpError::internal("assignment produced no value")
-                })?
+                })?)
             }
         };
-        var.store(new)?;
+        var.store_arc(new)?;
         for (_, o) in &mut self.observers {
             o.assign_variable(var, how, value, &previous);
         }

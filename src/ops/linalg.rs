@@ -145,8 +145,22 @@ impl MatMul {
         (m, n): (usize, usize),
         out_shape: &[usize],
     ) -> OpResult<NdArray> {
-        let (_, av) = a.to_f32_vec();
-        let (_, bv) = b.to_f32_vec();
+        // Contiguous float32 inputs are read in place; only others are laid out first.
+        let (a_own, b_own);
+        let av: &[f32] = match a.as_f32_slice() {
+            Some(v) => v,
+            None => {
+                a_own = a.to_f32_vec().1;
+                &a_own
+            }
+        };
+        let bv: &[f32] = match b.as_f32_slice() {
+            Some(v) => v,
+            None => {
+                b_own = b.to_f32_vec().1;
+                &b_own
+            }
+        };
         let a_mat = [a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]];
         let b_mat = [b.shape()[b.ndim() - 2], b.shape()[b.ndim() - 1]];
         let (sa, sb) = (a_mat[0] * a_mat[1], b_mat[0] * b_mat[1]);
@@ -174,7 +188,13 @@ impl MatMul {
                 1.0,
                 0.0,
             )?;
-            out.extend(dev.download(&tc)?);
+            let c = dev.download(&tc)?;
+            if nb == 1 {
+                // One product: its buffer is the output, not copied into another.
+                out = c;
+            } else {
+                out.extend(c);
+            }
         }
         NdArray::from_f32(out_shape, out)
             .map_err(|e| OpError::from_tensor(self.name(), &dev.name(), e))

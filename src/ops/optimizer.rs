@@ -111,9 +111,17 @@ impl ApplyUpdate {
         dev.optimizer_step(&rule, &mut p, &g, &mut s)?;
         let dtype = param.dtype();
         let mut out = Vec::with_capacity(1 + n);
-        out.push(download_as(dev, &p, shape, op)?.astype(dtype));
+        // `astype` copies even to its own dtype; a float32 parameter needs no cast.
+        let cast = |a: NdArray| {
+            if a.dtype() == dtype {
+                a
+            } else {
+                a.astype(dtype)
+            }
+        };
+        out.push(cast(download_as(dev, &p, shape, op)?));
         for t in &s {
-            out.push(download_as(dev, t, shape, op)?.astype(dtype));
+            out.push(cast(download_as(dev, t, shape, op)?));
         }
         Ok(out)
     }

@@ -108,6 +108,12 @@ impl Variable {
     /// Replaces the value after TF's checks: same dtype (callers convert first) and the
     /// shape fixed at creation.
     pub fn store(&self, new: NdArray) -> OpResult<()> {
+        self.store_arc(Arc::new(new))
+    }
+
+    /// [`store`](Self::store) of a shared array: an assignment of a tensor's value keeps
+    /// the tensor's array rather than copying it (arrays are never written in place).
+    pub fn store_arc(&self, new: Arc<NdArray>) -> OpResult<()> {
         if new.shape() != self.shape() {
             return Err(OpError::new(
                 ErrorClass::Value,
@@ -132,7 +138,6 @@ impl Variable {
                 ),
             ));
         }
-        let new = Arc::new(new);
         match self.0.value.write() {
             Ok(mut v) => *v = new,
             Err(poisoned) => *poisoned.into_inner() = new,

@@ -227,45 +227,16 @@ impl Graph {
         variables: &[Variable],
         printer: &mut dyn Printer,
     ) -> OpResult<()> {
-        for &i in steps {
-            let (Some(step), Some(frees)) = (self.steps.get(i), self.frees.get(i)) else {
-                continue;
-            };
-            match step {
-                Step::Op {
-                    op,
-                    inputs,
-                    outputs,
-                } => {
-                    args.clear();
-                    for s in inputs {
-                        args.push(take(vals, *s)?);
-                    }
-                    let outs = e.execute_ref(op, args)?;
-                    for (slot, t) in outputs.iter().zip(outs) {
-                        vals[*slot] = Some(t);
-                    }
-                }
-                Step::Read { var, out } => {
-                    vals[*out] = Some(e.read(&variables[*var]));
-                }
-                Step::Assign { var, how, value } => {
-                    let v = take(vals, *value)?;
-                    e.assign(&variables[*var], *how, &v)?;
-                }
-                Step::Print { spec, inputs } => {
-                    args.clear();
-                    for s in inputs {
-                        args.push(take(vals, *s)?);
-                    }
-                    printer.print(spec, args);
-                }
-            }
-            for s in frees {
-                vals[*s] = None;
-            }
-        }
-        Ok(())
+        run_steps(
+            &self.steps,
+            &self.frees,
+            steps,
+            e,
+            &mut Table(vals),
+            args,
+            variables,
+            printer,
+        )
     }
 
     fn check(&self, inputs: &[Tensor], variables: &[Variable]) -> OpResult<()> {
@@ -353,6 +324,94 @@ impl Graph {
     pub fn num_outputs(&self) -> usize {
         self.outputs.len()
     }
+}
+
+/// Where a step runner keeps the values of a replay: the replay's table of slots, or a
+/// replica's own values over the table a parallel stage shares (`stages.rs`).
+trait Values {
+    fn get(&self, s: Slot) -> OpResult<Tensor>;
+    fn set(&mut self, s: Slot, t: Tensor);
+    /// `s` is read no more after this step.
+    fn free(&mut self, s: Slot);
+}
+
+/// The replay's own table.
+struct Table<'a>(&'a mut [Option<Tensor>]);
+
+impl Values for Table<'_> {
+    fn get(&self, s: Slot) -> OpResult<Tensor> {
+        take(self.0, s)
+    }
+    fn set(&mut self, s: Slot, t: Tensor) {
+        if let Some(v) = self.0.get_mut(s) {
+            *v = Some(t);
+        }
+    }
+    fn free(&mut self, s: Slot) {
+        if let Some(v) = self.0.get_mut(s) {
+            *v = None;
+        }
+    }
+}
+
+/// Runs `which` of `steps`, one after another on `e`: the one step loop of every replay,
+/// serial or a replica's part of a parallel stage. `args` is the reused argument buffer.
+#[allow(clippy::too_many_arguments)]
+fn run_steps(
+    steps: &[Step],
+    frees: &[Vec<Slot>],
+    which: &[usize],
+    e: &mut Eager,
+    vals: &mut dyn Values,
+    args: &mut Vec<Tensor>,
+    variables: &[Variable],
+    printer: &mut dyn Printer,
+) -> OpResult<()> {
+    for &i in which {
+        let (Some(step), Some(frees)) = (steps.get(i), frees.get(i)) else {
+            continue;
+        };
+        match step {
+            Step::Op {
+                op,
+                inputs,
+                outputs,
+            } => {
+                args.clear();
+                for s in inputs {
+                    args.push(vals.get(*s)?);
+                }
+                let outs = e.execute_ref(op, args)?;
+                for (slot, t) in outputs.iter().zip(outs) {
+                    vals.set(*slot, t);
+                }
+            }
+            Step::Read { var, out } => {
+                let var = variables
+                    .get(*var)
+                    .ok_or_else(|| OpError::internal(format!("graph variable {var} is missing")))?;
+                vals.set(*out, e.read(var));
+            }
+            Step::Assign { var, how, value } => {
+                let v = vals.get(*value)?;
+                let var = variables
+                    .get(*var)
+                    .ok_or_else(|| OpError::internal(format!("graph variable {var} is missing")))?;
+                e.assign(var, *how, &v)?;
+            }
+            Step::Print { spec, inputs } => {
+                args.clear();
+                for s in inputs {
+                    args.push(vals.get(*s)?);
+                }
+                printer.print(spec, args);
+            }
+        }
+        for s in frees {
+            vals.free(*s);
+        }
+    }
+    Ok(())
 }
 
 fn take(vals: &[Option<Tensor>], s: Slot) -> OpResult<Tensor> {

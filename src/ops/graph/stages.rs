@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Mutex;
 
-use super::{take, Slot, Step};
+use super::{run_steps, take, Silent, Slot, Step, Values};
 use crate::device::cpu::RingAllReduce;
 use crate::device::AllReduce as _;
 use crate::ops::eager::Eager;
@@ -250,7 +250,7 @@ pub(super) fn run_parallel(
                 return;
             };
             let out = run_group(steps, frees, group, shared, variables).and_then(|local| {
-                reduce(r, &local, shared, collectives, &ring, &on_ring).map(|sums| {
+                reduce(r, &local, collectives, &ring, &on_ring).map(|sums| {
                     let mut made = local.made();
                     made.extend(sums);
                     made
@@ -282,77 +282,70 @@ pub(super) fn run_parallel(
         .collect())
 }
 
-/// One replica's values of a stage.
-struct Local {
+/// One replica's values of a stage, over the table the stage shares.
+struct Local<'a> {
+    shared: &'a [Option<Tensor>],
     vals: Vec<Option<Tensor>>,
     made: Vec<Slot>,
 }
 
-impl Local {
-    fn get(&self, shared: &[Option<Tensor>], s: Slot) -> OpResult<Tensor> {
+impl Values for Local<'_> {
+    fn get(&self, s: Slot) -> OpResult<Tensor> {
         match self.vals.get(s).and_then(Clone::clone) {
             Some(t) => Ok(t),
-            None => take(shared, s),
+            None => take(self.shared, s),
         }
     }
+    fn set(&mut self, s: Slot, t: Tensor) {
+        if let Some(v) = self.vals.get_mut(s) {
+            *v = Some(t);
+            self.made.push(s);
+        }
+    }
+    /// Values the replica makes and frees never leave it; the shared table stays as the
+    /// stage found it.
+    fn free(&mut self, s: Slot) {
+        if let Some(v) = self.vals.get_mut(s) {
+            *v = None;
+        }
+    }
+}
 
+impl Local<'_> {
     /// The values the replica made and did not free, for the steps after the stage.
     fn made(&self) -> Vec<(Slot, Tensor)> {
         self.made
             .iter()
-            .filter_map(|s| self.vals[*s].clone().map(|t| (*s, t)))
+            .filter_map(|s| self.vals.get(*s).cloned().flatten().map(|t| (*s, t)))
             .collect()
     }
 }
 
-/// One replica's steps of a stage, on a context of its own. Values it makes and later
-/// frees never leave it.
-fn run_group(
+/// One replica's steps of a stage, on a context of its own (a stage holds no prints).
+fn run_group<'a>(
     steps: &[Step],
     frees: &[Vec<Slot>],
     group: &[usize],
-    shared: &[Option<Tensor>],
+    shared: &'a [Option<Tensor>],
     variables: &[Variable],
-) -> OpResult<Local> {
+) -> OpResult<Local<'a>> {
     let mut e = Eager::default();
     let mut local = Local {
+        shared,
         vals: vec![None; shared.len()],
         made: Vec::new(),
     };
     let mut args: Vec<Tensor> = Vec::new();
-    for &i in group {
-        match &steps[i] {
-            Step::Op {
-                op,
-                inputs,
-                outputs,
-            } => {
-                args.clear();
-                for s in inputs {
-                    args.push(local.get(shared, *s)?);
-                }
-                let outs = e.execute_ref(op, &args)?;
-                for (slot, t) in outputs.iter().zip(outs) {
-                    local.vals[*slot] = Some(t);
-                    local.made.push(*slot);
-                }
-            }
-            Step::Read { var, out } => {
-                local.vals[*out] = Some(e.read(&variables[*var]));
-                local.made.push(*out);
-            }
-            Step::Assign { var, how, value } => {
-                let v = local.get(shared, *value)?;
-                e.assign(&variables[*var], *how, &v)?;
-            }
-            Step::Print { .. } => {}
-        }
-        for s in &frees[i] {
-            if let Some(v) = local.vals.get_mut(*s) {
-                *v = None;
-            }
-        }
-    }
+    run_steps(
+        steps,
+        frees,
+        group,
+        &mut e,
+        &mut local,
+        &mut args,
+        variables,
+        &mut Silent,
+    )?;
     Ok(local)
 }
 
@@ -362,7 +355,6 @@ fn run_group(
 fn reduce(
     r: usize,
     local: &Local,
-    shared: &[Option<Tensor>],
     collectives: &[Collective],
     ring: &RingAllReduce,
     on_ring: &Mutex<Option<bool>>,
@@ -373,7 +365,7 @@ fn reduce(
     let mut parts = Vec::with_capacity(collectives.len());
     for c in collectives {
         let slot = c.parts.get(r).copied().unwrap_or(usize::MAX);
-        parts.push(local.get(shared, slot)?);
+        parts.push(local.get(slot)?);
     }
     let fits = parts.iter().all(|t| t.dtype() == DType::F32);
     {
@@ -389,7 +381,10 @@ fn reduce(
     }
     let mut flat: Vec<f32> = Vec::with_capacity(parts.iter().map(|t| t.value().size()).sum());
     for t in &parts {
-        flat.extend(t.value().to_f32_vec().1);
+        match t.value().as_f32_slice() {
+            Some(v) => flat.extend_from_slice(v),
+            None => flat.extend(t.value().to_f32_vec().1),
+        }
     }
     if ring.all_reduce_host(r, &mut flat).is_err() {
         // Values of different sizes (or a replica that failed, whose error the stage

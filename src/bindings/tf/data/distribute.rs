@@ -15,7 +15,7 @@ use crate::bindings::tf::convert::{tensor_err, tensor_value};
 use crate::bindings::tf::values::DistributedValues;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
-use crate::tensor::build::stack;
+use crate::tensor::index::IndexItem;
 
 /// Rows `range` of an array; an empty range keeps the trailing shape, as TF's empty parts.
 fn rows(a: &NdArray, range: std::ops::Range<usize>) -> PyResult<NdArray> {
@@ -26,11 +26,10 @@ fn rows(a: &NdArray, range: std::ops::Range<usize>) -> PyResult<NdArray> {
         }
         return NdArray::zeros(&shape, a.dtype()).map_err(tensor_err);
     }
-    let parts: Vec<NdArray> = range
-        .map(|i| a.row(i))
-        .collect::<Result<_, _>>()
-        .map_err(tensor_err)?;
-    stack(&parts, 0).map_err(tensor_err)
+    // One slice of the batch, copied once (not row by row and stacked).
+    let (start, end) = (range.start as i64, range.end as i64);
+    a.get(&[IndexItem::Slice(Some(start), Some(end), None)])
+        .map_err(tensor_err)
 }
 
 /// A global batch as per-replica values, keeping its nesting (a tuple of PerReplica).
