@@ -355,6 +355,7 @@ pub fn forward(
             LayerKind::Embedding { .. } => {
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
+            LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
         }
     }
     Ok(())
@@ -477,6 +478,7 @@ pub fn backward(
             LayerKind::Embedding { .. } => {
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
+            LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
         }
     }
     Ok(())
