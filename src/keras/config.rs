@@ -100,6 +100,8 @@ pub enum LayerKind {
         output_dim: usize,
         embeddings_initializer: Init,
     },
+    /// `SimpleRNN`, `LSTM` and `GRU`: they run on the op library only.
+    Recurrent(super::recurrent::Recurrent),
 }
 
 impl LayerKind {
@@ -152,6 +154,7 @@ impl LayerKind {
             LayerKind::Norm(n) => n.class_name(),
             LayerKind::Stateless(s) => s.class_name(),
             LayerKind::Embedding { .. } => "Embedding",
+            LayerKind::Recurrent(r) => r.class_name(),
         }
     }
 
@@ -170,6 +173,7 @@ impl LayerKind {
             LayerKind::Norm(n) => n.base_name(),
             LayerKind::Stateless(s) => s.base_name(),
             LayerKind::Embedding { .. } => "embedding",
+            LayerKind::Recurrent(r) => r.base_name(),
         }
     }
 
@@ -177,7 +181,10 @@ impl LayerKind {
     pub fn on_engine(&self) -> bool {
         !matches!(
             self,
-            LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }
+            LayerKind::Norm(_)
+                | LayerKind::Stateless(_)
+                | LayerKind::Embedding { .. }
+                | LayerKind::Recurrent(_)
         )
     }
 
@@ -471,6 +478,17 @@ impl ModelConfig {
                     let mut out = shape.clone();
                     out.push(*output_dim);
                     (out, (e, None))
+                }
+                LayerKind::Recurrent(r) => {
+                    positive(&l.name, "units", r.units)?;
+                    for (name, vshape, init, fans) in r.variables(&l.name, &shape)? {
+                        var(&mut plan, name, vshape, &init, fans)?;
+                        // Keras's cell owns the variables: `lstm/lstm_cell/kernel`.
+                        if let Some(v) = plan.vars.last_mut() {
+                            v.path = format!("{}/{}/{}/{name}", self.name, l.name, r.cell_scope());
+                        }
+                    }
+                    (r.out_shape(&l.name, &shape)?, (None, None))
                 }
             };
             plan.in_shapes.push(shape);

@@ -38,9 +38,23 @@ pub enum Init {
     LecunUniform,
     Zeros,
     Ones,
-    RandomNormal { mean: f32, stddev: f32 },
-    RandomUniform { minval: f32, maxval: f32 },
+    RandomNormal {
+        mean: f32,
+        stddev: f32,
+    },
+    RandomUniform {
+        minval: f32,
+        maxval: f32,
+    },
     Constant(f32),
+    /// A random orthogonal matrix (over the last axis against the rest), times `gain`:
+    /// Keras's default for a recurrent kernel.
+    Orthogonal {
+        gain: f32,
+    },
+    /// An LSTM bias with `unit_forget_bias`: the inner initializer for the gates i, c and
+    /// o, ones for the forget gate f (the second of four blocks).
+    ForgetGateOnes(Box<Init>),
 }
 
 const INIT_NAMES: &[&str] = &[
@@ -54,6 +68,7 @@ const INIT_NAMES: &[&str] = &[
     "ones",
     "random_normal",
     "random_uniform",
+    "orthogonal",
 ];
 
 impl Init {
@@ -76,6 +91,7 @@ impl Init {
                 minval: -0.05,
                 maxval: 0.05,
             },
+            "orthogonal" => Init::Orthogonal { gain: 1.0 },
             other => return Err(KerasError::unknown("initializer", other, INIT_NAMES)),
         })
     }
@@ -93,6 +109,8 @@ impl Init {
             Init::RandomNormal { .. } => "RandomNormal",
             Init::RandomUniform { .. } => "RandomUniform",
             Init::Constant(_) => "Constant",
+            Init::Orthogonal { .. } => "Orthogonal",
+            Init::ForgetGateOnes(inner) => inner.keras_name(),
         }
     }
 }
@@ -150,11 +168,60 @@ pub fn fill(init: &Init, shape: &[usize], fans: (usize, usize), rng: &mut StdRng
                 minval + u * (maxval - minval)
             })
             .collect(),
+        Init::Orthogonal { gain } => orthogonal(shape, f64::from(*gain), rng),
+        Init::ForgetGateOnes(inner) => {
+            let units = n / 4;
+            let part = |k: usize, rng: &mut StdRng| fill(inner, &[k], fans, rng).data;
+            let mut v = part(units, rng);
+            v.extend(vec![1.0; units]);
+            v.extend(part(n - 2 * units, rng));
+            v
+        }
     };
     HostArray {
         shape: shape.to_vec(),
         data,
     }
+}
+
+/// A random matrix with orthonormal rows or columns as Keras's `Orthogonal` makes one: a
+/// normal sample of (the larger side, the smaller side), its columns made orthonormal
+/// (Gram-Schmidt: the Q of its QR with R's diagonal positive), transposed when the
+/// variable has fewer rows than columns, times `gain`.
+fn orthogonal(shape: &[usize], gain: f64, rng: &mut StdRng) -> Vec<f32> {
+    let cols = shape.last().copied().unwrap_or(1).max(1);
+    let n: usize = shape.iter().product();
+    let rows = n / cols;
+    let (tall, wide) = (rows.max(cols), rows.min(cols));
+    // Column-major: column j is q[j * tall..(j + 1) * tall].
+    let mut q: Vec<f64> = (0..tall * wide).map(|_| normal(rng)).collect();
+    for j in 0..wide {
+        for k in 0..j {
+            let dot: f64 = (0..tall).map(|i| q[j * tall + i] * q[k * tall + i]).sum();
+            for i in 0..tall {
+                q[j * tall + i] -= dot * q[k * tall + i];
+            }
+        }
+        let norm = (0..tall)
+            .map(|i| q[j * tall + i].powi(2))
+            .sum::<f64>()
+            .sqrt();
+        for i in 0..tall {
+            q[j * tall + i] /= norm.max(f64::MIN_POSITIVE);
+        }
+    }
+    (0..rows)
+        .flat_map(|r| (0..cols).map(move |c| (r, c)))
+        .map(|(r, c)| {
+            // Row r, column c of Q (tall) or of its transpose (wide).
+            let v = if rows >= cols {
+                q[c * tall + r]
+            } else {
+                q[r * tall + c]
+            };
+            (v * gain) as f32
+        })
+        .collect()
 }
 
 /// Initial weights for every variable of `plan`, in Keras order, from `seed`.
@@ -169,6 +236,27 @@ pub fn initial_weights(plan: &Plan, seed: u64) -> Vec<HostArray> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orthogonal_has_orthonormal_rows_or_columns() {
+        for shape in [[3usize, 3], [5, 2], [2, 6]] {
+            let mut rng = StdRng::seed_from_u64(7);
+            let a = fill(&Init::Orthogonal { gain: 1.0 }, &shape, (1, 1), &mut rng).data;
+            let [r, c] = shape;
+            // The smaller side's vectors are orthonormal.
+            let (k, m) = if r >= c { (c, r) } else { (r, c) };
+            // Element i of vector v on the smaller side (a column when tall, a row when wide).
+            let at =
+                |v: usize, i: usize| f64::from(if r >= c { a[i * c + v] } else { a[v * c + i] });
+            for u in 0..k {
+                for v in 0..k {
+                    let dot: f64 = (0..m).map(|i| at(u, i) * at(v, i)).sum();
+                    let want = if u == v { 1.0 } else { 0.0 };
+                    assert!((dot - want).abs() < 1e-5, "{shape:?}: <{u},{v}> = {dot}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn glorot_uniform_stays_in_its_limit_and_has_its_variance() {

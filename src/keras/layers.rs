@@ -352,6 +352,7 @@ pub fn forward(
             LayerKind::Embedding { .. } => {
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
+            LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
         }
     }
     Ok(())
@@ -474,6 +475,7 @@ pub fn backward(
             LayerKind::Embedding { .. } => {
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
+            LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
         }
     }
     Ok(())

@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod norm;
 pub mod optimizer;
 pub mod pickle;
+pub mod recurrent;
 pub mod replica;
 pub mod saving;
 pub mod stateless;

@@ -21,7 +21,8 @@
 //!   `loss.rs` (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and
 //!   batch normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
 //!   `reduce_std`), `pooling.rs` (global and one-dimensional pooling), `rectifier.rs`
-//!   (Keras's ReLU and ELU with their arguments) and `resize.rs` (nearest upsampling and
+//!   (Keras's ReLU and ELU with their arguments), `recurrent.rs` (a sequence through a simple
+//!   RNN, LSTM or GRU cell) and `resize.rs` (nearest upsampling and
 //!   zero padding of images), composed likewise, `random.rs` (dropout, samples, seeds, TF's
 //!   Philox ops),
 //!   `optimizer.rs` (an optimizer's update of a variable and its slots, on the device's
@@ -71,6 +72,7 @@ mod optimizer;
 mod pooling;
 mod random;
 mod rectifier;
+mod recurrent;
 mod reduce;
 mod resize;
 mod scan;
@@ -105,6 +107,7 @@ pub use optimizer::{apply_update, ApplyUpdate};
 pub use pooling::{global_pool, pool1d};
 pub use random::{dropout, sample, RandomOp, SeedStream};
 pub use rectifier::{keras_elu, keras_relu};
+pub use recurrent::{recurrence, Cell, CellWeights, Gate, Recurrence};
 pub use reduce::{
     reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };

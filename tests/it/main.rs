@@ -42,6 +42,7 @@ mod keras_get_file;
 mod keras_graph;
 mod keras_layers;
 mod keras_layers_more;
+mod keras_layers_recurrent;
 mod keras_layers_sequence;
 mod keras_layers_shaping;
 mod lang_corpus;

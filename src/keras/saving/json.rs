@@ -27,7 +27,10 @@ pub fn init_json(i: &Init) -> Value {
         }
         Init::Constant(v) => json!({ "value": f(v) }),
         Init::Zeros | Init::Ones => json!({}),
-        _ => json!({"seed": null}),
+        Init::Orthogonal { gain } => json!({"seed": null, "gain": f(gain)}),
+        Init::ForgetGateOnes(inner) => return init_json(inner),
+        // The variance-scaling family (Glorot, He, Lecun) as Keras 3.15 writes it.
+        _ => json!({"seed": null, "input_axes": null, "output_axes": null}),
     };
     json!({"module": "keras.initializers", "class_name": i.keras_name(), "config": config, "registered_name": null})
 }
@@ -103,6 +106,7 @@ pub fn kind_config(kind: &LayerKind) -> Value {
             "embeddings_initializer": init_json(embeddings_initializer),
             "embeddings_regularizer": null, "activity_regularizer": null,
             "embeddings_constraint": null, "mask_zero": false, "quantization_config": null}),
+        LayerKind::Recurrent(r) => r.config_json(init_json),
     }
 }
 
@@ -286,6 +290,9 @@ fn init(v: &Value, key: &str, default: Init) -> KResult<Init> {
             maxval: float(&c, "maxval", 0.05),
         },
         "Constant" => Init::Constant(float(&c, "value", 0.0)),
+        "Orthogonal" => Init::Orthogonal {
+            gain: float(&c, "gain", 1.0),
+        },
         other => {
             // Class names are the snake-case names in CamelCase.
             let snake: String = other
@@ -376,6 +383,12 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
         }
         other => match crate::keras::stateless::from_config(other, c) {
             Some(s) => LayerKind::Stateless(s?),
+            None if crate::keras::recurrent::CLASSES.contains(&other) => {
+                match crate::keras::recurrent::from_config(other, c, init) {
+                    Some(r) => LayerKind::Recurrent(r?),
+                    None => return Err(bad(other)),
+                }
+            }
             None => {
                 let mut known = vec![
                     "InputLayer",
@@ -391,6 +404,7 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                 ];
                 known.extend(crate::keras::norm::CLASSES);
                 known.extend(crate::keras::stateless::CLASSES);
+                known.extend(crate::keras::recurrent::CLASSES);
                 return Err(KerasError::unknown("layer", other, &known));
             }
         },

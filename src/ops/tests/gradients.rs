@@ -559,3 +559,70 @@ fn nearest_upsampling_and_zero_padding() {
         );
     }
 }
+
+#[test]
+fn recurrent_cells_through_time() {
+    let tanh = |e: &mut Eager, x: &Tensor| activate(e, Activation::Tanh, x);
+    let sigmoid = |e: &mut Eager, x: &Tensor| activate(e, Activation::Sigmoid, x);
+    let cells = [
+        Cell::Simple,
+        Cell::Lstm,
+        Cell::Gru { reset_after: true },
+        Cell::Gru { reset_after: false },
+    ];
+    // (go_backwards, return_sequences, masked, initial states given)
+    let runs = [
+        (false, false, false, false),
+        (true, true, false, true),
+        (false, true, true, false),
+        (true, false, true, true),
+    ];
+    for cell in cells {
+        for (backwards, sequences, masked, given) in runs {
+            let (units, feats, g) = (2, 3, cell.gates());
+            let bias = match cell {
+                Cell::Gru { reset_after: true } => vec![2, 3 * units],
+                _ => vec![g * units],
+            };
+            let mut ins = vec![
+                uniform(&[2, 3, feats], 90, -1.0, 1.0),
+                uniform(&[feats, g * units], 91, -0.8, 0.8),
+                uniform(&[units, g * units], 92, -0.8, 0.8),
+                uniform(&bias, 93, -0.5, 0.5),
+            ];
+            if given {
+                for s in 0..cell.states() {
+                    ins.push(uniform(&[2, units], 94 + s as u32, -0.5, 0.5));
+                }
+            }
+            let diff = vec![true; ins.len()];
+            let name =
+                format!("{cell:?} backwards={backwards} sequences={sequences} masked={masked}");
+            check(&name, ins, &diff, &|e, x| {
+                let r = Recurrence {
+                    cell,
+                    activation: &tanh,
+                    recurrent_activation: &sigmoid,
+                    go_backwards: backwards,
+                    return_sequences: sequences,
+                };
+                let w = CellWeights {
+                    kernel: &x[1],
+                    recurrent_kernel: &x[2],
+                    bias: Some(&x[3]),
+                };
+                // The middle step of the first example and the first of the second are
+                // masked: their states pass through unchanged.
+                let mask = Tensor::new(
+                    crate::tensor::NdArray::from_f64(&[2, 3], vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+                        .map_err(OpError::internal)?
+                        .astype(crate::tensor::DType::Bool),
+                );
+                let (y, states) = recurrence(e, &r, &x[0], &w, &x[4..], masked.then_some(&mask))?;
+                let mut out = vec![y];
+                out.extend(states);
+                Ok(out)
+            });
+        }
+    }
+}

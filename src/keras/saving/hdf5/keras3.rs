@@ -10,7 +10,7 @@
 
 use super::{dataset, group, read_f32, read_scalar_i64};
 use crate::keras::compile::CompileConfig;
-use crate::keras::config::ModelConfig;
+use crate::keras::config::{LayerKind, ModelConfig};
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
@@ -73,14 +73,33 @@ pub fn encode(
     }
     for (i, (spec, key)) in config.layers.iter().zip(layer_keys(config)).enumerate() {
         let mut g = layers.create_group(&key);
-        let mut vars = vars_group(&mut g, &spec.name);
+        // A recurrent layer's variables belong to its cell: `layers/lstm/cell/vars/0`, the
+        // layer's own `vars` empty.
+        let mut cell = match &spec.kind {
+            LayerKind::Recurrent(r) => {
+                let own = vars_group(&mut g, &spec.name);
+                g.add_group(own.finish());
+                Some((g.create_group("cell"), r.cell_scope()))
+            }
+            _ => None,
+        };
+        let mut vars = match &mut cell {
+            Some((c, scope)) => vars_group(c, scope),
+            None => vars_group(&mut g, &spec.name),
+        };
         let own = plan.vars.iter().zip(weights).filter(|(v, _)| v.layer == i);
         for (k, (v, w)) in own.enumerate() {
             vars.create_dataset(&k.to_string())
                 .with_f32_data(&w.data)
                 .with_shape(&shape_u64(&v.shape));
         }
-        g.add_group(vars.finish());
+        match cell {
+            Some((mut c, _)) => {
+                c.add_group(vars.finish());
+                g.add_group(c.finish());
+            }
+            None => g.add_group(vars.finish()),
+        }
         layers.add_group(g.finish());
     }
     fb.add_group(layers.finish());
@@ -132,7 +151,17 @@ pub fn decode(
             *n += 1;
             *n - 1
         });
-        let vars = group(path, &layers, key).and_then(|g| group(path, &g, "vars"))?;
+        let in_cell = matches!(
+            config.layers.get(v.layer).map(|l| &l.kind),
+            Some(LayerKind::Recurrent(_))
+        );
+        let vars = group(path, &layers, key).and_then(|g| {
+            if in_cell {
+                group(path, &g, "cell").and_then(|c| group(path, &c, "vars"))
+            } else {
+                group(path, &g, "vars")
+            }
+        })?;
         let d = dataset(path, &vars, &k.to_string())?;
         weights.push(HostArray::new(
             v.shape.clone(),

@@ -10,8 +10,10 @@ use super::base::{check_kwargs, unique_name, LAYER_KWARGS};
 use super::kerr;
 use super::layer::{Builtin, LayerObj};
 use crate::keras::norm::Norm;
+use crate::keras::recurrent::Recurrent;
 use crate::keras::{Act, Init, LayerKind, Padding, Stateless};
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+use crate::ops;
 
 pub fn pos_usize(v: &Value, what: &str) -> PyResult<usize> {
     let n = v.as_int()?;
@@ -861,6 +863,131 @@ pub fn embedding(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         embeddings_initializer: engine_init(given(&s[2]), Init::parse("uniform").map_err(kerr)?)?,
     };
     Ok(make(kind, b, ctx))
+}
+
+/// Keras's check of a recurrent layer's `units`: an `int` above zero.
+fn recurrent_units(v: Option<&Value>) -> PyResult<usize> {
+    let v = v.unwrap_or(&Value::None);
+    match v {
+        Value::Int(n) if *n > 0 => Ok(*n as usize),
+        other => Err(PyErr::value_error(format!(
+            "Received an invalid value for argument `units`, expected a positive integer, got {}.",
+            match other {
+                Value::Int(n) => n.to_string(),
+                Value::Float(f) => crate::lang::float_repr(*f),
+                Value::Str(t) => t.to_string(),
+                Value::None => "None".to_string(),
+                o => o.type_name().to_string(),
+            }
+        ))),
+    }
+}
+
+/// An activation argument of a recurrent layer: `None` is linear, absent is `default`.
+fn cell_activation(v: &Option<Value>, default: &str, ctx: &mut dyn Ctx) -> PyResult<Act> {
+    let name = match v {
+        None => default.to_string(),
+        Some(_) => activation_arg(given(v), ctx)?,
+    };
+    Act::parse(&name).map_err(kerr)
+}
+
+/// `SimpleRNN`, `LSTM` and `GRU` with Keras 3.15's arguments: `units`, the activations,
+/// `use_bias`, the initializers, `return_sequences`, `return_state`, `go_backwards`,
+/// `unroll` (accepted: the steps run one by one either way), an LSTM's
+/// `unit_forget_bias` and a GRU's `reset_after`. Regularizers, constraints, `stateful` and
+/// dropout other than 0 are refused by name.
+fn recurrent(args: &Args, ctx: &mut dyn Ctx, cell: ops::Cell) -> PyResult<Value> {
+    let cls = match cell {
+        ops::Cell::Simple => "SimpleRNN",
+        ops::Cell::Lstm => "LSTM",
+        ops::Cell::Gru { .. } => "GRU",
+    };
+    let mut own = vec!["units", "activation"];
+    if cell != ops::Cell::Simple {
+        own.push("recurrent_activation");
+    }
+    own.extend([
+        "use_bias",
+        "kernel_initializer",
+        "recurrent_initializer",
+        "bias_initializer",
+    ]);
+    if cell == ops::Cell::Lstm {
+        own.push("unit_forget_bias");
+    }
+    let refused = crate::keras::recurrent::UNSUPPORTED;
+    own.extend(refused);
+    own.extend([
+        "dropout",
+        "recurrent_dropout",
+        "seed",
+        "return_sequences",
+        "return_state",
+        "go_backwards",
+        "stateful",
+        "unroll",
+    ]);
+    if matches!(cell, ops::Cell::Gru { .. }) {
+        own.push("reset_after");
+    }
+    if cell != ops::Cell::Simple {
+        own.push("use_cudnn");
+    }
+    let b = bind(cls, args, &own, 1)?;
+    let s = &b.own;
+    let at = |k: &str| own.iter().position(|n| *n == k).and_then(|i| s[i].clone());
+    let units = recurrent_units(at("units").as_ref())?;
+    let cell = match cell {
+        ops::Cell::Gru { .. } => ops::Cell::Gru {
+            reset_after: flag_arg(&at("reset_after"), true)?,
+        },
+        other => other,
+    };
+    let mut r = Recurrent::new(cell, units);
+    r.activation = cell_activation(&at("activation"), "tanh", ctx)?;
+    if cell != ops::Cell::Simple {
+        r.recurrent_activation = cell_activation(&at("recurrent_activation"), "sigmoid", ctx)?;
+    }
+    r.use_bias = flag_arg(&at("use_bias"), true)?;
+    r.kernel_initializer = engine_init(given(&at("kernel_initializer")), Init::GlorotUniform)?;
+    r.recurrent_initializer = engine_init(
+        given(&at("recurrent_initializer")),
+        Init::Orthogonal { gain: 1.0 },
+    )?;
+    r.bias_initializer = engine_init(given(&at("bias_initializer")), Init::Zeros)?;
+    r.unit_forget_bias = flag_arg(&at("unit_forget_bias"), true)?;
+    r.return_sequences = flag_arg(&at("return_sequences"), false)?;
+    r.return_state = flag_arg(&at("return_state"), false)?;
+    r.go_backwards = flag_arg(&at("go_backwards"), false)?;
+    r.unroll = flag_arg(&at("unroll"), false)?;
+    let values: Vec<Option<Value>> = refused.iter().map(|&k| at(k)).collect();
+    refuse_given(cls, refused, &values)?;
+    if flag_arg(&at("stateful"), false)? {
+        return Err(PyErr::not_implemented(format!(
+            "{cls}(stateful=True) is not supported here: the layer starts every call from zeros or initial_state"
+        )));
+    }
+    for k in ["dropout", "recurrent_dropout"] {
+        if float_arg(&at(k), 0.0)? != 0.0 {
+            return Err(PyErr::not_implemented(format!(
+                "{cls}({k}=...) other than 0 is not supported here"
+            )));
+        }
+    }
+    Ok(make(LayerKind::Recurrent(r), b, ctx))
+}
+
+pub fn simple_rnn(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    recurrent(args, ctx, ops::Cell::Simple)
+}
+
+pub fn lstm(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    recurrent(args, ctx, ops::Cell::Lstm)
+}
+
+pub fn gru(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    recurrent(args, ctx, ops::Cell::Gru { reset_after: true })
 }
 
 /// `RepeatVector(n)`.

@@ -76,6 +76,19 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
         }
         LayerKind::Merge(_) => out.extend(rest.iter().copied()),
         LayerKind::Stateless(s) => out.extend(stateless_dims(s, rest, &planned)),
+        LayerKind::Recurrent(r) => {
+            if r.return_state {
+                return Err(PyErr::not_implemented(format!(
+                    "{}(return_state=True) is supported on tensors here, not in a functional model or summary",
+                    r.class_name()
+                )));
+            }
+            // The time axis may be unknown; the output keeps it.
+            if r.return_sequences {
+                out.push(rest.first().copied().flatten());
+            }
+            out.push(Some(r.units));
+        }
         LayerKind::Embedding { output_dim, .. } => {
             out.extend(rest.iter().copied());
             out.push(Some(*output_dim));
@@ -155,7 +168,12 @@ pub fn build_builtin(
     for (spec, init) in plan.vars.iter().zip(values) {
         let a = NdArray::from_f32(&spec.shape, init.data)
             .map_err(super::super::super::convert::tensor_err)?;
-        let path = format!("{prefix}{name}/{}", spec.name);
+        // The plan's path below the layer (`kernel`, or a cell's `lstm_cell/kernel`).
+        let own = spec
+            .path
+            .strip_prefix(&format!("/{name}/"))
+            .unwrap_or(&spec.name);
+        let path = format!("{prefix}{name}/{own}");
         vars.push(KerasVariable::make(
             ctx,
             &path,

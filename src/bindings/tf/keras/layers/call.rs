@@ -299,6 +299,33 @@ fn run_call(
             })?;
             let weights = h.core.weights.borrow().clone();
             let trainable = h.core.trainable.get();
+            if let LayerKind::Recurrent(r) = kind {
+                // `initial_state` by keyword or as the second positional argument.
+                let given = call
+                    .kwargs
+                    .iter()
+                    .find(|(k, _)| k == "initial_state")
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| call.extra.first().cloned())
+                    .filter(|v| !v.is_none());
+                let initial = match given {
+                    Some(v) => match v.as_seq() {
+                        Some(items) => items
+                            .iter()
+                            .map(|s| tensor_of(s, ctx))
+                            .collect::<PyResult<Vec<_>>>()?,
+                        None => vec![tensor_of(&v, ctx)?],
+                    },
+                    None => vec![],
+                };
+                let outs = super::eager::recurrent_call(r, &weights, &t, &initial, ctx)?;
+                let mut outs = outs.into_iter().map(wrap);
+                return Ok(if r.return_state {
+                    Value::tuple(outs.collect())
+                } else {
+                    outs.next().unwrap_or(Value::None)
+                });
+            }
             super::eager::forward(kind, &weights, &t, training, trainable, ctx).map(wrap)
         }
         HandleKind::Model(m) if !h.is_subclass() => match m.downcast::<ModelObj>() {

@@ -9,6 +9,7 @@ use super::super::super::convert::variable_in;
 use super::super::super::eager::{context, run};
 use super::super::super::random::seeds;
 use crate::keras::norm::Norm;
+use crate::keras::recurrent::Recurrent;
 use crate::keras::{Act, LayerKind, Padding, Stateless};
 use crate::lang::{Ctx, PyResult, Value};
 use crate::ops::{self, Activation, Assign, Conv, Eager, OpResult, Pool, Tensor};
@@ -138,6 +139,64 @@ pub fn forward(
                 None => Ok(x.clone()),
             }
         }
+        LayerKind::Recurrent(r) => {
+            let (y, _) = recurrence(e, r, &read, x, &[])?;
+            Ok(y)
+        }
+    })
+}
+
+/// A recurrent layer over `x` with its variables' values `read` (kernel, recurrent kernel,
+/// bias) from the states `initial` (zeros when empty): its output and its final states.
+pub fn recurrence(
+    e: &mut Eager,
+    r: &Recurrent,
+    read: &[Tensor],
+    x: &Tensor,
+    initial: &[Tensor],
+) -> OpResult<(Tensor, Vec<Tensor>)> {
+    let (Some(kernel), Some(recurrent_kernel)) = (read.first(), read.get(1)) else {
+        return Err(ops::OpError::internal(
+            "a recurrent layer without its kernels",
+        ));
+    };
+    let (act, ract) = (r.activation, r.recurrent_activation);
+    let activation = move |e: &mut Eager, t: &Tensor| activate(e, act, t);
+    let recurrent_activation = move |e: &mut Eager, t: &Tensor| activate(e, ract, t);
+    let run = ops::Recurrence {
+        cell: r.cell,
+        activation: &activation,
+        recurrent_activation: &recurrent_activation,
+        go_backwards: r.go_backwards,
+        return_sequences: r.return_sequences,
+    };
+    let w = ops::CellWeights {
+        kernel,
+        recurrent_kernel,
+        bias: read.get(2),
+    };
+    ops::recurrence(e, &run, x, &w, initial, None)
+}
+
+/// A recurrent layer called on `x` with `initial_state` (tensors, or none): the output, then
+/// the final states when the layer returns them, as Keras returns them.
+pub fn recurrent_call(
+    r: &Recurrent,
+    weights: &[Value],
+    x: &Tensor,
+    initial: &[Tensor],
+    ctx: &mut dyn Ctx,
+) -> PyResult<Vec<Tensor>> {
+    let vars: Vec<ops::Variable> = weights.iter().filter_map(|w| variable_in(w, ctx)).collect();
+    let e = context(ctx);
+    let read: Vec<Tensor> = vars.iter().map(|v| e.read(v)).collect();
+    run(ctx, |e| {
+        let (y, states) = recurrence(e, r, &read, x, initial)?;
+        let mut out = vec![y];
+        if r.return_state {
+            out.extend(states);
+        }
+        Ok(out)
     })
 }
 

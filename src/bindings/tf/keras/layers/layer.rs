@@ -196,6 +196,11 @@ fn initial_spec(kind: &LayerKind) -> Option<InputSpec> {
             ndim: Some(4),
             ..InputSpec::default()
         }),
+        // (batch, time, features).
+        LayerKind::Recurrent(_) => Some(InputSpec {
+            ndim: Some(3),
+            ..InputSpec::default()
+        }),
         LayerKind::Flatten => Some(InputSpec {
             min_ndim: Some(1),
             ..InputSpec::default()
@@ -404,7 +409,10 @@ impl Object for LayerObj {
                 if matches!(
                     self.kind(),
                     Some(
-                        LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }
+                        LayerKind::Norm(_)
+                            | LayerKind::Stateless(_)
+                            | LayerKind::Embedding { .. }
+                            | LayerKind::Recurrent(_)
                     )
                 ) =>
             {
@@ -515,6 +523,7 @@ impl LayerObj {
                 Some(Value::Int(*output_dim as i64))
             }
             (LayerKind::Embedding { .. }, "mask_zero") => Some(Value::Bool(false)),
+            (LayerKind::Recurrent(r), _) => recurrent_attr(r, name),
             _ => None,
         })
     }
@@ -525,7 +534,10 @@ impl LayerObj {
     fn own_config(&self) -> Value {
         let own = match self.kind() {
             Some(
-                k @ (LayerKind::Norm(_) | LayerKind::Stateless(_) | LayerKind::Embedding { .. }),
+                k @ (LayerKind::Norm(_)
+                | LayerKind::Stateless(_)
+                | LayerKind::Embedding { .. }
+                | LayerKind::Recurrent(_)),
             ) => crate::keras::saving::kind_config(k),
             _ => return Value::None,
         };
@@ -693,4 +705,32 @@ fn json_value(v: &serde_json::Value) -> Value {
             Value::dict_from(o.iter().map(|(k, v)| (k.as_str(), json_value(v))).collect())
         }
     }
+}
+
+/// The attributes Keras's recurrent layers expose (`units`, `return_sequences`, ...).
+fn recurrent_attr(r: &crate::keras::recurrent::Recurrent, name: &str) -> Option<Value> {
+    use crate::ops::Cell;
+    let act = |a: crate::keras::Act| {
+        Value::native(super::super::utils::ActivationFn {
+            name: a.keras_name(),
+        })
+    };
+    Some(match name {
+        "units" => Value::Int(r.units as i64),
+        "return_sequences" => Value::Bool(r.return_sequences),
+        "return_state" => Value::Bool(r.return_state),
+        "go_backwards" => Value::Bool(r.go_backwards),
+        "stateful" => Value::Bool(false),
+        "unroll" => Value::Bool(r.unroll),
+        "use_bias" => Value::Bool(r.use_bias),
+        "dropout" | "recurrent_dropout" => Value::Float(0.0),
+        "activation" => act(r.activation),
+        "recurrent_activation" if r.cell != Cell::Simple => act(r.recurrent_activation),
+        "unit_forget_bias" if r.cell == Cell::Lstm => Value::Bool(r.unit_forget_bias),
+        "reset_after" => match r.cell {
+            Cell::Gru { reset_after } => Value::Bool(reset_after),
+            _ => return None,
+        },
+        _ => return None,
+    })
 }

@@ -1,7 +1,7 @@
 //! `tf.keras.layers`: the built-in layers (Dense, Conv2D, MaxPooling2D, Flatten, Dropout,
 //! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, the global and
 //! average poolings, ReLU, LeakyReLU, ELU, Rescaling, RepeatVector, Permute, UpSampling2D,
-//! ZeroPadding2D, Embedding, InputLayer) as
+//! ZeroPadding2D, Embedding, SimpleRNN, LSTM, GRU, InputLayer) as
 //! native classes, so `isinstance(l,
 //! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
 //! `Input(shape=...)`.
@@ -167,6 +167,9 @@ pub fn module() -> Value {
         .with("Rescaling", class("Rescaling", args::rescaling))
         .with("RepeatVector", class("RepeatVector", args::repeat_vector))
         .with("Embedding", class("Embedding", args::embedding))
+        .with("SimpleRNN", class("SimpleRNN", args::simple_rnn))
+        .with("LSTM", class("LSTM", args::lstm))
+        .with("GRU", class("GRU", args::gru))
         .with("Permute", class("Permute", args::permute))
         .with("UpSampling2D", class("UpSampling2D", args::up_sampling2d))
         .with("ZeroPadding2D", class("ZeroPadding2D", args::zero_padding2d))
