@@ -204,16 +204,21 @@ fn metrics_per_output(
     }
 }
 
+/// The engine's loss for one output's `loss` value (a name or a loss object).
+fn engine_loss(l: Option<&Value>, ctx: &mut dyn Ctx) -> PyResult<crate::device::LossKind> {
+    let (name, logits) = super::losses::loss_arg(l, ctx)?;
+    let kind = crate::keras::compile::parse_loss(&name).map_err(super::layers::kerr)?;
+    Ok(if logits { kind.with_logits() } else { kind })
+}
+
 /// The engine's heads for `compile(loss=..., loss_weights=..., metrics=...)` on outputs
-/// `names` of `shapes` (without the batch axis); `parse_loss` turns one loss value into
-/// the engine's loss.
+/// `names` of `shapes` (without the batch axis).
 pub fn compile_heads(
     names: &[String],
     shapes: &[Vec<usize>],
     loss: Option<&Value>,
     loss_weights: Option<&Value>,
     metrics: Option<&Value>,
-    parse_loss: &dyn Fn(Option<&Value>, &mut dyn Ctx) -> PyResult<crate::device::LossKind>,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Vec<Head>> {
     let losses = match loss {
@@ -229,7 +234,7 @@ pub fn compile_heads(
             PerOutput::Same(v) => Some(v.clone()),
             PerOutput::Each(each) => each.get(i).cloned().flatten(),
         };
-        let kind = parse_loss(l.as_ref(), ctx)?;
+        let kind = engine_loss(l.as_ref(), ctx)?;
         let specs = match metrics.get(i).cloned().flatten() {
             None => vec![],
             Some(v @ (Value::List(_) | Value::Tuple(_))) => metric_specs(&v, ctx)?,

@@ -637,11 +637,6 @@ impl ModelObj {
                     given(&s[1]),
                     given(&s[3]),
                     given(&s[2]),
-                    &|l, ctx| {
-                        let (name, logits) = super::losses::loss_arg(l, ctx)?;
-                        let kind = crate::keras::compile::parse_loss(&name).map_err(kerr)?;
-                        Ok(if logits { kind.with_logits() } else { kind })
-                    },
                     ctx,
                 )?;
                 CompileConfig::with_heads(optimizer, heads).map_err(kerr)?

@@ -354,12 +354,7 @@ impl<'a> OpTrainer<'a> {
         }
         let targets = split_rows(y, rows, &widths);
         let (xt, _) = self.tensors(x, None, rows)?;
-        let tape = Tape::new(false, true).shared();
-        let recording = sources.is_some();
-        if recording {
-            context(ctx).push_tape(tape.clone());
-        }
-        let result = (|| {
+        let ((outs, head_sums), grads) = recorded(sources, ctx, |recording, ctx| {
             let outs = self.forward_all(&xt, recording, ctx)?;
             let e = context(ctx);
             let mut head_sums = Vec::with_capacity(heads.len());
@@ -393,12 +388,8 @@ impl<'a> OpTrainer<'a> {
                 let s: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
                 head_sums.push(s);
             }
-            Ok::<_, PyErr>((outs, head_sums, total))
-        })();
-        if recording {
-            context(ctx).pop_tape(&tape);
-        }
-        let (outs, head_sums, total) = result?;
+            Ok(((outs, head_sums), total))
+        })?;
         let loss_sum = heads
             .iter()
             .zip(&head_sums)
@@ -420,19 +411,6 @@ impl<'a> OpTrainer<'a> {
             loss_sum,
             metric_sums,
             count: rows,
-        };
-        let grads = match (sources, total) {
-            (Some(vars), Some(total)) => {
-                let srcs: Vec<Source> = vars
-                    .iter()
-                    .filter_map(|v| variable_in(v, ctx))
-                    .map(Source::Variable)
-                    .collect();
-                context(ctx)
-                    .gradient(&tape, &[total], &srcs, None, Unconnected::None)
-                    .map_err(op_err)?
-            }
-            _ => vec![],
         };
         Ok((stats, grads))
     }
@@ -458,12 +436,7 @@ impl<'a> OpTrainer<'a> {
         let (xt, yt) = self.tensors(x, Some(y), rows)?;
         let yt = yt.ok_or_else(|| PyErr::runtime_error("no targets"))?;
         let kind = Loss::from_device(compile.loss);
-        let tape = Tape::new(false, true).shared();
-        let recording = sources.is_some();
-        if recording {
-            context(ctx).push_tape(tape.clone());
-        }
-        let result = (|| {
+        let ((out, per, per_factor), grads) = recorded(sources, ctx, |recording, ctx| {
             let out = self.forward(&xt, recording, ctx)?;
             let e = context(ctx);
             let per = ops::loss(e, kind, &yt, &out).map_err(op_err)?;
@@ -471,12 +444,8 @@ impl<'a> OpTrainer<'a> {
             let total = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
             let scaled =
                 ops::scale(e, &total, 1.0 / (global.max(1) * per_factor) as f64).map_err(op_err)?;
-            Ok::<_, PyErr>((out, per, per_factor, scaled))
-        })();
-        if recording {
-            context(ctx).pop_tape(&tape);
-        }
-        let (out, per, per_factor, scaled) = result?;
+            Ok(((out, per, per_factor), Some(scaled)))
+        })?;
         let loss_sum: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
         let (_, pred) = out.value().to_f32_vec();
         let cols = out.shape().last().copied().unwrap_or(1);
@@ -489,19 +458,6 @@ impl<'a> OpTrainer<'a> {
             loss_sum,
             metric_sums,
             count: rows,
-        };
-        let grads = match sources {
-            Some(vars) => {
-                let srcs: Vec<Source> = vars
-                    .iter()
-                    .filter_map(|v| variable_in(v, ctx))
-                    .map(Source::Variable)
-                    .collect();
-                context(ctx)
-                    .gradient(&tape, &[scaled], &srcs, None, Unconnected::None)
-                    .map_err(op_err)?
-            }
-            None => vec![],
         };
         Ok((stats, grads))
     }
@@ -727,6 +683,40 @@ impl OpTrainer<'_> {
         *m.op_training.borrow_mut() = Some(training);
         Ok(())
     }
+}
+
+/// Runs `f` (a forward pass and its loss: it returns its results and the loss to
+/// differentiate) under a tape when `sources` are given, and gives the gradients of that
+/// loss for each of `sources` (none without them).
+fn recorded<R>(
+    sources: Option<&[Value]>,
+    ctx: &mut dyn Ctx,
+    f: impl FnOnce(bool, &mut dyn Ctx) -> PyResult<(R, Option<Tensor>)>,
+) -> PyResult<(R, Vec<Option<Tensor>>)> {
+    let tape = Tape::new(false, true).shared();
+    let recording = sources.is_some();
+    if recording {
+        context(ctx).push_tape(tape.clone());
+    }
+    let result = f(recording, ctx);
+    if recording {
+        context(ctx).pop_tape(&tape);
+    }
+    let (r, loss) = result?;
+    let grads = match (sources, loss) {
+        (Some(vars), Some(loss)) => {
+            let srcs: Vec<Source> = vars
+                .iter()
+                .filter_map(|v| variable_in(v, ctx))
+                .map(Source::Variable)
+                .collect();
+            context(ctx)
+                .gradient(&tape, &[loss], &srcs, None, Unconnected::None)
+                .map_err(op_err)?
+        }
+        _ => vec![],
+    };
+    Ok((r, grads))
 }
 
 /// The parts of `rows` rows that each hold parts of `sizes` values side by side: one
