@@ -238,6 +238,10 @@ pub enum Metric {
     RootMeanSquaredError,
     /// A cross-entropy as a metric, per example as the loss op computes it.
     Crossentropy(Loss),
+    /// The unweighted loss of output `i` of a model with several outputs, logged as
+    /// `<output>_loss`. Only the trainer that computes each output's loss can sum it, so
+    /// [`Metric::batch_sum`] gives nothing for it.
+    OutputLoss(usize),
 }
 
 const METRIC_NAMES: &[&str] = &[
@@ -353,6 +357,7 @@ impl Metric {
                     })
                     .sum()
             }
+            Metric::OutputLoss(_) => 0.0,
             Metric::MeanAbsoluteError | Metric::MeanSquaredError | Metric::RootMeanSquaredError => {
                 let sq = *self != Metric::MeanAbsoluteError;
                 let total: f64 = pred
@@ -376,9 +381,29 @@ impl Metric {
 /// Everything `compile` decides, ready to be cloned into each replica.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompileConfig {
+    /// The loss of a model of one output (the first head's for several).
     pub loss: LossKind,
     pub optimizer: OptimizerConfig,
-    /// Metric names as logged (`accuracy`) with their resolved kinds.
+    /// Metric names as logged (`accuracy`) with their resolved kinds. With several
+    /// outputs: each output's loss (`reg_loss`, [`Metric::OutputLoss`]) in output order,
+    /// then each output's metrics (`cls_accuracy`), as Keras 3 lists them in `evaluate`.
+    pub metrics: Vec<(String, Metric)>,
+    /// One per output of a model with several outputs; empty for a model of one.
+    pub heads: Vec<Head>,
+}
+
+/// What `compile` fixes for one output of a model with several: the output's name (its
+/// layer's name, or its key when the outputs were given as a dict), its loss, and the
+/// weight of that loss in the total Keras minimizes (`sum(weight * loss)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    pub name: String,
+    pub loss: LossKind,
+    pub weight: f32,
+    /// How many values of an example's target row this output reads: one label for a
+    /// sparse loss, else the output's size (the targets of all outputs lie side by side).
+    pub target: usize,
+    /// The output's metrics as Keras logs them (`cls_accuracy`).
     pub metrics: Vec<(String, Metric)>,
 }
 
@@ -418,6 +443,27 @@ impl CompileConfig {
             loss,
             optimizer,
             metrics,
+            heads: vec![],
+        })
+    }
+
+    /// `compile` of a model with several outputs, one [`Head`] each (at least one).
+    pub fn with_heads(optimizer: OptimizerConfig, heads: Vec<Head>) -> KResult<CompileConfig> {
+        let loss = heads
+            .first()
+            .map(|h| h.loss)
+            .ok_or_else(|| KerasError::Value("a model has at least one output".into()))?;
+        let mut metrics: Vec<(String, Metric)> = heads
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (format!("{}_loss", h.name), Metric::OutputLoss(i)))
+            .collect();
+        metrics.extend(heads.iter().flat_map(|h| h.metrics.iter().cloned()));
+        Ok(CompileConfig {
+            loss,
+            optimizer,
+            metrics,
+            heads,
         })
     }
 }

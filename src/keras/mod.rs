@@ -47,7 +47,7 @@ pub mod trainer;
 pub mod validate;
 
 pub use callbacks::{Callback, TrainInfo};
-pub use compile::{CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig};
+pub use compile::{CompileConfig, Head, Metric, MetricSpec, OptKind, OptimizerConfig};
 pub use config::{
     Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, NameScope, Padding, Plan, Stateless,
     VarSpec,

@@ -121,6 +121,9 @@ pub fn example_lens(t: &dyn Trainer) -> KResult<(usize, usize)> {
     let out = t.plan().output_shape();
     let out_per: usize = out.iter().product();
     let c = t.compiled().ok_or(KerasError::NotCompiled("training"))?;
+    if !c.heads.is_empty() {
+        return Ok((x_per, c.heads.iter().map(|h| h.target).sum()));
+    }
     let y_per = match c.loss {
         crate::device::LossKind::SparseCategoricalCrossentropy { .. } => {
             out_per / out.last().copied().unwrap_or(1).max(1)

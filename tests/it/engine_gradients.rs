@@ -52,6 +52,7 @@ fn check_h(
         loss,
         optimizer: OptimizerConfig::parse("sgd").expect("sgd"),
         metrics: vec![],
+        heads: vec![],
     };
     r.compile(&compile).expect("compile");
     let (_, grads) = r.gradients(&x, &y, batch, batch, training).expect("grads");

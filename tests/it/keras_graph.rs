@@ -10,8 +10,9 @@
 //! fixture is written by tests/fixtures/keras/make_graph_reference.py. One more test trains
 //! the same residual graph on two replicas and on one and wants the same weights.
 
-use crate::common::cells::{difference, every_cell_matches, ok, stdout_and_displays, Fixture};
-use mirror_kernel::session::Session;
+use crate::common::cells::{
+    difference, every_cell_matches, one_and_two_replicas, stdout_and_displays, Fixture,
+};
 
 #[test]
 fn every_cell_matches_keras() {
@@ -45,35 +46,9 @@ for w in m.get_weights():
     print("w", *w.ravel().tolist())
 "#;
 
-/// A `with` block that does nothing: the one-replica run.
-const NO_SCOPE: &str = "class NoScope:\n    def __enter__(self):\n        return None\n\n    def __exit__(self, *exc):\n        return False\n\nscope = NoScope()\n";
-
 #[test]
 fn a_residual_graph_trains_alike_on_two_replicas_and_on_one() {
-    let one = Session::start().expect("session");
-    let single = ok(
-        &one,
-        &format!("import tensorflow as tf\n{NO_SCOPE}{RESIDUAL_FIT}"),
-    );
-    let two = Session::start().expect("session");
-    let mirrored = ok(
-        &two,
-        &format!(
-            "import tensorflow as tf\ncpu = tf.config.list_physical_devices(\"CPU\")\n\
-             tf.config.set_logical_device_configuration(cpu[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])\n\
-             strategy = tf.distribute.MirroredStrategy([\"/cpu:0\", \"/cpu:1\"])\n\
-             print(strategy.num_replicas_in_sync)\nscope = strategy.scope()\n{RESIDUAL_FIT}"
-        ),
-    );
-    // The strategy's INFO line goes to stdout, as TensorFlow's logging does in a notebook.
-    let mirrored: String = mirrored
-        .lines()
-        .filter(|l| !l.starts_with("INFO:"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let mirrored = mirrored
-        .strip_prefix("2\n")
-        .unwrap_or_else(|| panic!("not two replicas:\n{mirrored}"));
+    let (single, mirrored) = one_and_two_replicas(RESIDUAL_FIT);
     assert_eq!(single.lines().filter(|l| l.starts_with("w ")).count(), 6);
-    assert_eq!(difference(&single, mirrored, 1e-6), None);
+    assert_eq!(difference(&single, &mirrored, 1e-6), None);
 }

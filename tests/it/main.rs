@@ -45,6 +45,7 @@ mod keras_layers_more;
 mod keras_layers_recurrent;
 mod keras_layers_sequence;
 mod keras_layers_shaping;
+mod keras_multi_output;
 mod lang_corpus;
 mod lang_natives;
 mod lang_session;

@@ -553,5 +553,6 @@ pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
         loss,
         optimizer: opt,
         metrics,
+        heads: vec![],
     })
 }

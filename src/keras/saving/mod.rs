@@ -281,3 +281,24 @@ pub fn load_weights(path: &Path, config: &ModelConfig) -> KResult<Vec<HostArray>
     }
     Ok(hdf5::keras3::decode(path, config, bytes, None)?.0)
 }
+
+/// `model.save_weights("name.weights.h5")` of a model described by its layers alone (a
+/// functional graph): `layers` in `model.layers` order, keyed as Keras keys them.
+pub fn save_layer_weights(
+    path: &Path,
+    model: &str,
+    layers: &[hdf5::keras3::LayerWeights],
+) -> KResult<()> {
+    check_weights_path(path)?;
+    write_atomic(path, &hdf5::keras3::encode_layers(path, model, layers)?)
+}
+
+/// `model.load_weights("name.weights.h5")` for a model described by its layers alone: each
+/// layer's variables, read by its key with the shapes given.
+pub fn load_layer_weights(
+    path: &Path,
+    keys: &[(String, Vec<Vec<usize>>)],
+) -> KResult<Vec<Vec<HostArray>>> {
+    check_weights_path(path)?;
+    hdf5::keras3::decode_layers(path, read_file(path)?, keys)
+}

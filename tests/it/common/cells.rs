@@ -230,3 +230,35 @@ fn the_comparison_sees_a_difference() {
     assert!(difference("g float32 [1] 1000.0", "g float32 [1] 1000.005", 1e-5).is_none());
     assert!(difference("w 0.5", "w 0.5000015", 1e-6).is_some());
 }
+
+/// A `with` block that does nothing: the one-replica run of [`one_and_two_replicas`].
+const NO_SCOPE: &str = "class NoScope:\n    def __enter__(self):\n        return None\n\n    def __exit__(self, *exc):\n        return False\n\nscope = NoScope()\n";
+
+/// Runs `body` (which builds and compiles its model inside `with scope:`) in a fresh
+/// session without a strategy and in one with a two-replica `MirroredStrategy` on logical
+/// CPUs, and returns what each printed (the strategy's INFO lines left out).
+pub fn one_and_two_replicas(body: &str) -> (String, String) {
+    let one = Session::start().expect("session");
+    let single = ok(&one, &format!("import tensorflow as tf\n{NO_SCOPE}{body}"));
+    let two = Session::start().expect("session");
+    let mirrored = ok(
+        &two,
+        &format!(
+            "import tensorflow as tf\ncpu = tf.config.list_physical_devices(\"CPU\")\n\
+             tf.config.set_logical_device_configuration(cpu[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])\n\
+             strategy = tf.distribute.MirroredStrategy([\"/cpu:0\", \"/cpu:1\"])\n\
+             print(strategy.num_replicas_in_sync)\nscope = strategy.scope()\n{body}"
+        ),
+    );
+    // The strategy's INFO line goes to stdout, as TensorFlow's logging does in a notebook.
+    let mirrored: String = mirrored
+        .lines()
+        .filter(|l| !l.starts_with("INFO:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mirrored = mirrored
+        .strip_prefix("2\n")
+        .unwrap_or_else(|| panic!("not two replicas:\n{mirrored}"))
+        .to_string();
+    (single, mirrored)
+}

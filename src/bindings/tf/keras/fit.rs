@@ -181,6 +181,24 @@ fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     if let [one] = parts.as_slice() {
         return rows(one, ctx);
     }
+    side_by_side(&parts, "x", ctx)
+}
+
+/// A model's targets as rows: one array, or, for a functional model with several outputs,
+/// a list, tuple or dict of arrays (one per output) laid side by side in each example's row
+/// (the op trainer splits them per output, see `subclass.rs`).
+fn target_rows(m: &ModelObj, y: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
+    let Some(g) = m.running_graph().filter(|g| g.outputs.len() > 1) else {
+        return rows(y, ctx);
+    };
+    let names = super::heads::output_names(&g, ctx)?;
+    let parts = super::heads::bind_targets(y, &names)?;
+    side_by_side(&parts, "y", ctx)
+}
+
+/// Arrays of one example count laid side by side in each example's row, with Keras's
+/// error when the counts differ (`what` is `x` or `y`).
+fn side_by_side(parts: &[Value], what: &str, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     let parts = parts
         .iter()
         .map(|p| rows(p, ctx))
@@ -191,7 +209,10 @@ fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
         .collect();
     let n = counts.first().copied().unwrap_or(0);
     if counts.iter().any(|&c| c != n) {
-        let sizes: Vec<String> = counts.iter().map(|c| format!("'x' sizes: {c}")).collect();
+        let sizes: Vec<String> = counts
+            .iter()
+            .map(|c| format!("'{what}' sizes: {c}"))
+            .collect();
         return Err(PyErr::value_error(format!(
             "Data cardinality is ambiguous. Make sure all arrays contain the same number of \
              samples.{}",
@@ -269,13 +290,6 @@ fn with_runner<'a, R>(
         }
         return r;
     }
-    if m.running_graph().is_some_and(|g| g.outputs.len() > 1) {
-        return Err(PyErr::not_implemented(
-            "fit, evaluate and predict of a functional model with several outputs are not \
-             supported here yet; call the model on tensors (model(x)) and train it with a \
-             tf.GradientTape loop instead",
-        ));
-    }
     let t = OpTrainer::new(ctx, model, input)?;
     let mut runner = Runner::Op(Box::new(t));
     let r = f(&mut runner);
@@ -316,7 +330,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
             "fit needs targets: pass y (this kernel does not take datasets of (x, y) here yet)",
         )
     })?;
-    let yr = rows(y, ctx)?;
+    let yr = target_rows(m, y, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
@@ -344,7 +358,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
             let (vx, vy) = validation_pair(v, ctx)?;
-            Some((input_rows(m, &vx, ctx)?, rows(&vy, ctx)?))
+            Some((input_rows(m, &vx, ctx)?, target_rows(m, &vy, ctx)?))
         }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
@@ -353,7 +367,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
                     "validation_data must be a tuple (x_val, y_val)",
                 ));
             };
-            Some((input_rows(m, vx, ctx)?, rows(vy, ctx)?))
+            Some((input_rows(m, vx, ctx)?, target_rows(m, vy, ctx)?))
         }
         None => None,
     };
@@ -445,15 +459,18 @@ fn predict(
     let verbose = verbose_arg(given(&s[2]))?;
     let start = Instant::now();
     let out = forward(m, this, mv, &x, batch, ctx)?;
-    let steps = out
-        .shape()
-        .first()
-        .copied()
-        .unwrap_or(0)
-        .div_ceil(batch)
-        .max(1);
+    let n = out.shape().first().copied().unwrap_or(0);
+    let steps = n.div_ceil(batch).max(1);
     final_frame(ctx, steps, &[], verbose, start.elapsed(), "predict");
-    Ok(numpy_value(out))
+    match m.running_graph().filter(|g| g.outputs.len() > 1) {
+        Some(g) => {
+            let names = super::heads::output_names(&g, ctx)?;
+            let shapes = super::heads::output_shapes(&g);
+            let (_, data) = out.to_f32_vec();
+            super::heads::split_outputs(&g, &names, n, &shapes, &data)
+        }
+        None => Ok(numpy_value(out)),
+    }
 }
 
 /// Runs the model forward on every row of `x`, `batch` rows at a time.
@@ -524,7 +541,7 @@ fn evaluate(
         None => (x, s[1].clone().unwrap_or(Value::None)),
     };
     let xr = input_rows(m, &x, ctx)?;
-    let yr = rows(&y, ctx)?;
+    let yr = target_rows(m, &y, ctx)?;
     m.ensure_built(this, &xr.shape, ctx)?;
     if m.compiled.borrow().is_none() {
         return Err(kerr(crate::keras::KerasError::NotCompiled("evaluate")));
@@ -630,6 +647,10 @@ fn save(
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
     let path = path_arg(args, if weights_only { "save_weights" } else { "save" })?;
+    if let Some(g) = m.running_graph().filter(|_| weights_only) {
+        super::saving::save_graph_weights(m, &g, &path, ctx)?;
+        return Ok(Value::None);
+    }
     if !m.has_engine() {
         with_op_trainer(m, this, mv, ctx, |t| {
             save_trainer(t, &path, weights_only).map_err(kerr)
@@ -665,6 +686,10 @@ fn load_weights(
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
     let path = path_arg(args, "load_weights")?;
+    if let Some(g) = m.running_graph() {
+        super::saving::load_graph_weights(&g, &path, ctx)?;
+        return Ok(Value::None);
+    }
     if m.is_built() && !m.has_engine() {
         with_op_trainer(m, this, mv, ctx, |t| {
             let ws = crate::keras::load_weights(Path::new(&path), t.config()).map_err(kerr)?;

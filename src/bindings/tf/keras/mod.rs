@@ -9,6 +9,7 @@ pub mod csv_logger;
 pub mod datasets;
 pub mod fit;
 pub mod get_file;
+pub mod heads;
 pub mod initializers;
 pub mod layers;
 pub mod loss_functions;

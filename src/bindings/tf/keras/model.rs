@@ -628,15 +628,32 @@ impl ModelObj {
             0,
         )?;
         let optimizer = super::optimizers::optimizer_arg(given(&s[0]))?;
-        let loss = super::losses::loss_arg(given(&s[1]), ctx)?;
-        let metrics = match given(&s[2]) {
-            None => vec![],
-            Some(v) => super::metrics::metric_specs(v, ctx)?,
+        let cfg = match self.running_graph().filter(|g| g.outputs.len() > 1) {
+            Some(g) => {
+                let names = super::heads::output_names(&g, ctx)?;
+                let heads = super::heads::compile_heads(
+                    &names,
+                    &super::heads::output_shapes(&g),
+                    given(&s[1]),
+                    given(&s[3]),
+                    given(&s[2]),
+                    ctx,
+                )?;
+                CompileConfig::with_heads(optimizer, heads).map_err(kerr)?
+            }
+            None => {
+                let loss = super::losses::loss_arg(given(&s[1]), ctx)?;
+                let metrics = match given(&s[2]) {
+                    None => vec![],
+                    Some(v) => super::metrics::metric_specs(v, ctx)?,
+                };
+                let mut cfg = CompileConfig::new(optimizer, &loss.0, &metrics).map_err(kerr)?;
+                if loss.1 {
+                    cfg.loss = cfg.loss.with_logits();
+                }
+                cfg
+            }
         };
-        let mut cfg = CompileConfig::new(optimizer, &loss.0, &metrics).map_err(kerr)?;
-        if loss.1 {
-            cfg.loss = cfg.loss.with_logits();
-        }
         let created = self.created_under.borrow().clone();
         if self.is_built() {
             warn_compile_outside_scope(ctx, created.as_ref());

@@ -116,6 +116,7 @@ fn goes_up(m: &Metric) -> bool {
         Metric::MeanAbsoluteError
         | Metric::MeanSquaredError
         | Metric::RootMeanSquaredError
-        | Metric::Crossentropy(_) => false,
+        | Metric::Crossentropy(_)
+        | Metric::OutputLoss(_) => false,
     }
 }

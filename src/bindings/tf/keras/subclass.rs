@@ -180,6 +180,9 @@ pub struct OpTrainer<'a> {
     /// The shapes of a functional graph's several inputs, whose values lie side by side
     /// in each example's row (see `fit.rs`); empty for a model of one input.
     input_parts: Vec<Vec<usize>>,
+    /// The shapes of a functional graph's several outputs (without the batch axis), whose
+    /// values lie side by side in each row `predict` gives; empty for a model of one output.
+    output_parts: Vec<Vec<usize>>,
     /// A Python error raised inside a step; the loop sees `Interrupted` and stops.
     pub err: Option<PyErr>,
 }
@@ -230,6 +233,18 @@ impl<'a> OpTrainer<'a> {
             Some(g) if g.inputs.len() > 1 => g.input_features(),
             _ => vec![],
         };
+        let output_parts: Vec<Vec<usize>> = match m.running_graph() {
+            Some(g) if g.outputs.len() > 1 => super::heads::output_shapes(&g),
+            _ => vec![],
+        };
+        let mut plan = plan;
+        if !output_parts.is_empty() {
+            let width = output_parts
+                .iter()
+                .map(|p| p.iter().product::<usize>())
+                .sum();
+            plan.out_shapes = vec![vec![width]];
+        }
         Ok(OpTrainer {
             ctx,
             model,
@@ -239,6 +254,7 @@ impl<'a> OpTrainer<'a> {
             strategy,
             device: CpuDevice::new(0),
             input_parts,
+            output_parts,
             err: None,
         })
     }
@@ -299,6 +315,106 @@ impl<'a> OpTrainer<'a> {
         tensor_of(&out, ctx)
     }
 
+    /// Every output of a model with several on `x`, in output order.
+    fn forward_all(&self, x: &Value, training: bool, ctx: &mut dyn Ctx) -> PyResult<Vec<Tensor>> {
+        let args = Args::new(vec![x.clone()]).with_kw("training", Value::Bool(training));
+        let out = call_layer(&self.model.this, args, ctx)?;
+        let items = match &out {
+            Value::Dict(d) => d.borrow().items().map(|(_, v)| v.clone()).collect(),
+            other => other.as_seq().unwrap_or_else(|| vec![other.clone()]),
+        };
+        items.iter().map(|t| tensor_of(t, ctx)).collect()
+    }
+
+    /// [`OpTrainer::share`] for a model with several outputs: each head's loss on its
+    /// output and its slice of the target row, weighted and summed as Keras sums them.
+    fn share_heads(
+        &self,
+        x: &[f32],
+        y: &[f32],
+        rows: usize,
+        global: usize,
+        sources: Option<&[Value]>,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<(StepStats, Vec<Option<Tensor>>)> {
+        let compile = self
+            .compile
+            .as_ref()
+            .ok_or_else(|| kerr(KerasError::NotCompiled("training")))?;
+        let heads = &compile.heads;
+        let widths: Vec<usize> = heads.iter().map(|h| h.target).collect();
+        let per_row: usize = widths.iter().sum();
+        if rows > 0 && y.len() != rows * per_row {
+            return Err(PyErr::value_error(format!(
+                "The targets hold {} values per example; the outputs {:?} with their losses \
+                 read {per_row} ({widths:?}).",
+                y.len() / rows,
+                heads.iter().map(|h| h.name.as_str()).collect::<Vec<_>>()
+            )));
+        }
+        let targets = split_rows(y, rows, &widths);
+        let (xt, _) = self.tensors(x, None, rows)?;
+        let ((outs, head_sums), grads) = recorded(sources, ctx, |recording, ctx| {
+            let outs = self.forward_all(&xt, recording, ctx)?;
+            let e = context(ctx);
+            let mut head_sums = Vec::with_capacity(heads.len());
+            let mut total: Option<Tensor> = None;
+            for ((h, out), (t, w)) in heads.iter().zip(&outs).zip(targets.iter().zip(&widths)) {
+                // As for one output (`tensors`): the output's shape, else one label per
+                // example (a sparse loss reads `[rows]`), else a row of `w` values.
+                let mut shape = vec![rows];
+                if *w == out.shape().iter().skip(1).product::<usize>() {
+                    shape.extend(out.shape().iter().skip(1));
+                } else if *w != 1 {
+                    shape.push(*w);
+                }
+                let a = NdArray::from_f32(&shape, t.clone())
+                    .map_err(super::super::convert::tensor_err)?;
+                let a = if sparse(h.loss) {
+                    a.astype(DType::I64)
+                } else {
+                    a
+                };
+                let per = ops::loss(e, Loss::from_device(h.loss), &Tensor::new(a), out)
+                    .map_err(op_err)?;
+                let per_factor = (per.size() / rows.max(1)).max(1);
+                let sum = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
+                let scale = f64::from(h.weight) / (global.max(1) * per_factor) as f64;
+                let scaled = ops::scale(e, &sum, scale).map_err(op_err)?;
+                total = Some(match total {
+                    None => scaled,
+                    Some(acc) => ops::add(e, &acc, &scaled).map_err(op_err)?,
+                });
+                let s: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
+                head_sums.push(s);
+            }
+            Ok(((outs, head_sums), total))
+        })?;
+        let loss_sum = heads
+            .iter()
+            .zip(&head_sums)
+            .map(|(h, s)| f64::from(h.weight) * s)
+            .sum();
+        // Laid out as `CompileConfig::metrics`: the outputs' losses, then their metrics.
+        let mut metric_sums = head_sums.clone();
+        for (i, h) in heads.iter().enumerate() {
+            let (Some(out), Some(t)) = (outs.get(i), targets.get(i)) else {
+                continue;
+            };
+            let (_, pred) = out.value().to_f32_vec();
+            let cols = out.shape().last().copied().unwrap_or(1);
+            for (_, m) in &h.metrics {
+                metric_sums.push(m.batch_sum(&pred, t, cols));
+            }
+        }
+        let stats = StepStats {
+            loss_sum,
+            metric_sums,
+            count: rows,
+        };
+        Ok((stats, grads))
+    }
+
     /// Loss and metric sums of one replica's share, and (when `grads`) the gradients of
     /// the summed loss over `global` examples for each of `sources`.
     fn share(
@@ -314,15 +430,13 @@ impl<'a> OpTrainer<'a> {
             .compile
             .as_ref()
             .ok_or_else(|| kerr(KerasError::NotCompiled("training")))?;
+        if !compile.heads.is_empty() {
+            return self.share_heads(x, y, rows, global, sources, ctx);
+        }
         let (xt, yt) = self.tensors(x, Some(y), rows)?;
         let yt = yt.ok_or_else(|| PyErr::runtime_error("no targets"))?;
         let kind = Loss::from_device(compile.loss);
-        let tape = Tape::new(false, true).shared();
-        let recording = sources.is_some();
-        if recording {
-            context(ctx).push_tape(tape.clone());
-        }
-        let result = (|| {
+        let ((out, per, per_factor), grads) = recorded(sources, ctx, |recording, ctx| {
             let out = self.forward(&xt, recording, ctx)?;
             let e = context(ctx);
             let per = ops::loss(e, kind, &yt, &out).map_err(op_err)?;
@@ -330,12 +444,8 @@ impl<'a> OpTrainer<'a> {
             let total = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
             let scaled =
                 ops::scale(e, &total, 1.0 / (global.max(1) * per_factor) as f64).map_err(op_err)?;
-            Ok::<_, PyErr>((out, per, per_factor, scaled))
-        })();
-        if recording {
-            context(ctx).pop_tape(&tape);
-        }
-        let (out, per, per_factor, scaled) = result?;
+            Ok(((out, per, per_factor), Some(scaled)))
+        })?;
         let loss_sum: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
         let (_, pred) = out.value().to_f32_vec();
         let cols = out.shape().last().copied().unwrap_or(1);
@@ -348,19 +458,6 @@ impl<'a> OpTrainer<'a> {
             loss_sum,
             metric_sums,
             count: rows,
-        };
-        let grads = match sources {
-            Some(vars) => {
-                let srcs: Vec<Source> = vars
-                    .iter()
-                    .filter_map(|v| variable_in(v, ctx))
-                    .map(Source::Variable)
-                    .collect();
-                context(ctx)
-                    .gradient(&tape, &[scaled], &srcs, None, Unconnected::None)
-                    .map_err(op_err)?
-            }
-            None => vec![],
         };
         Ok((stats, grads))
     }
@@ -588,20 +685,64 @@ impl OpTrainer<'_> {
     }
 }
 
-/// The inputs of `rows` examples whose values lie side by side in each row of `x`, one
-/// tensor per input of `parts` shapes.
-fn split_inputs(x: &[f32], rows: usize, parts: &[Vec<usize>]) -> PyResult<Vec<Value>> {
-    let sizes: Vec<usize> = parts.iter().map(|p| p.iter().product()).collect();
+/// Runs `f` (a forward pass and its loss: it returns its results and the loss to
+/// differentiate) under a tape when `sources` are given, and gives the gradients of that
+/// loss for each of `sources` (none without them).
+fn recorded<R>(
+    sources: Option<&[Value]>,
+    ctx: &mut dyn Ctx,
+    f: impl FnOnce(bool, &mut dyn Ctx) -> PyResult<(R, Option<Tensor>)>,
+) -> PyResult<(R, Vec<Option<Tensor>>)> {
+    let tape = Tape::new(false, true).shared();
+    let recording = sources.is_some();
+    if recording {
+        context(ctx).push_tape(tape.clone());
+    }
+    let result = f(recording, ctx);
+    if recording {
+        context(ctx).pop_tape(&tape);
+    }
+    let (r, loss) = result?;
+    let grads = match (sources, loss) {
+        (Some(vars), Some(loss)) => {
+            let srcs: Vec<Source> = vars
+                .iter()
+                .filter_map(|v| variable_in(v, ctx))
+                .map(Source::Variable)
+                .collect();
+            context(ctx)
+                .gradient(&tape, &[loss], &srcs, None, Unconnected::None)
+                .map_err(op_err)?
+        }
+        _ => vec![],
+    };
+    Ok((r, grads))
+}
+
+/// The parts of `rows` rows that each hold parts of `sizes` values side by side: one
+/// `rows * size` buffer per part.
+pub fn split_rows(x: &[f32], rows: usize, sizes: &[usize]) -> Vec<Vec<f32>> {
     let per: usize = sizes.iter().sum();
-    let mut out = Vec::with_capacity(parts.len());
+    let mut out = Vec::with_capacity(sizes.len());
     let mut at = 0;
-    for (shape, size) in parts.iter().zip(&sizes) {
+    for size in sizes {
         let mut data = Vec::with_capacity(rows * size);
         for r in 0..rows {
             let start = r * per + at;
             data.extend_from_slice(x.get(start..start + size).unwrap_or(&[]));
         }
         at += size;
+        out.push(data);
+    }
+    out
+}
+
+/// The inputs of `rows` examples whose values lie side by side in each row of `x`, one
+/// tensor per input of `parts` shapes.
+fn split_inputs(x: &[f32], rows: usize, parts: &[Vec<usize>]) -> PyResult<Vec<Value>> {
+    let sizes: Vec<usize> = parts.iter().map(|p| p.iter().product()).collect();
+    let mut out = Vec::with_capacity(parts.len());
+    for (shape, data) in parts.iter().zip(split_rows(x, rows, &sizes)) {
         let mut dims = vec![rows];
         dims.extend(shape);
         let a = NdArray::from_f32(&dims, data).map_err(super::super::convert::tensor_err)?;
@@ -679,8 +820,23 @@ impl Trainer for OpTrainer<'_> {
             let mut out = vec![];
             self.each_share(x, batch, ctx, |xs, _, rows, ctx| {
                 let (xt, _) = self.tensors(xs, None, rows)?;
-                let t = self.forward(&xt, false, ctx)?;
-                out.extend(t.value().to_f32_vec().1);
+                if self.output_parts.is_empty() {
+                    let t = self.forward(&xt, false, ctx)?;
+                    out.extend(t.value().to_f32_vec().1);
+                    return Ok(());
+                }
+                // Each example's outputs side by side in its row, as `fit.rs` splits them.
+                let outs: Vec<Vec<f32>> = self
+                    .forward_all(&xt, false, ctx)?
+                    .iter()
+                    .map(|t| t.value().to_f32_vec().1)
+                    .collect();
+                for r in 0..rows {
+                    for o in &outs {
+                        let k = o.len().checked_div(rows).unwrap_or(0);
+                        out.extend_from_slice(o.get(r * k..(r + 1) * k).unwrap_or(&[]));
+                    }
+                }
                 Ok(())
             })
             .map(|()| out)

@@ -192,3 +192,65 @@ pub fn decode(
     };
     Ok((weights, optimizer))
 }
+
+/// One layer's group in Keras 3's weights layout, for a model that has no engine
+/// description (a functional graph): its key under `layers/` (Keras's container name, from
+/// [`crate::keras::saving::naming::container_names`] over `model.layers`), the layer's own
+/// name (the `vars` group's `name` attribute), and its variables in the layer's order.
+pub struct LayerWeights {
+    pub key: String,
+    pub name: String,
+    pub vars: Vec<HostArray>,
+}
+
+/// The bytes of a `.weights.h5` file holding `layers` of the model named `model`, without
+/// an optimizer (as `save_weights` writes it).
+pub fn encode_layers(path: &Path, model: &str, layers: &[LayerWeights]) -> KResult<Vec<u8>> {
+    let mut fb = FileBuilder::new();
+    let mut group_of_layers = fb.create_group("layers");
+    for l in layers {
+        let mut g = group_of_layers.create_group(&l.key);
+        let mut vars = vars_group(&mut g, &l.name);
+        for (k, w) in l.vars.iter().enumerate() {
+            vars.create_dataset(&k.to_string())
+                .with_f32_data(&w.data)
+                .with_shape(&shape_u64(&w.shape));
+        }
+        g.add_group(vars.finish());
+        group_of_layers.add_group(g.finish());
+    }
+    fb.add_group(group_of_layers.finish());
+    let mut top = fb.create_group("vars");
+    top.set_attr("name", AttrValue::VarLenString(model.to_string()));
+    fb.add_group(top.finish());
+    fb.finish().map_err(|e| format_error(path, e))
+}
+
+/// Reads the variables of the layers keyed `keys` (with the shapes each layer's variables
+/// have in the model) from a file in Keras 3's weights layout, layer by layer.
+pub fn decode_layers(
+    path: &Path,
+    bytes: Vec<u8>,
+    keys: &[(String, Vec<Vec<usize>>)],
+) -> KResult<Vec<Vec<HostArray>>> {
+    let file = super::open(path, bytes)?;
+    let root = file.root();
+    let layers = group(path, &root, "layers")?;
+    let mut out = Vec::with_capacity(keys.len());
+    for (key, shapes) in keys {
+        let mut vars_out = Vec::with_capacity(shapes.len());
+        if !shapes.is_empty() {
+            let vars = group(path, &layers, key).and_then(|g| group(path, &g, "vars"))?;
+            for (k, shape) in shapes.iter().enumerate() {
+                let d = dataset(path, &vars, &k.to_string())?;
+                let what = format!("layers/{key}/vars/{k}");
+                vars_out.push(HostArray::new(
+                    shape.clone(),
+                    read_f32(path, &d, &what, shape)?,
+                ));
+            }
+        }
+        out.push(vars_out);
+    }
+    Ok(out)
+}
