@@ -212,11 +212,28 @@ pub(crate) fn given(slot: &Option<Value>) -> Option<&Value> {
     }
 }
 
+/// The body of a module-level function: a plain `fn` (closures without captures coerce).
+pub(crate) type Body = fn(&Args, &mut dyn Ctx) -> PyResult<Value>;
+
 /// A module-level function from a plain `fn` (closures without captures coerce to it).
-pub(crate) fn func(
-    name: &str,
-    doc: &str,
-    body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>,
-) -> Value {
+pub(crate) fn func(name: &str, doc: &str, body: Body) -> Value {
     NativeFn::value(name, doc, body)
+}
+
+/// A registration-table entry: the function's name, taken from its signature text (what
+/// comes before `(`) so that the name is said once, and the function.
+pub(crate) fn op(signature: &'static str, body: Body) -> (&'static str, Value) {
+    let name = signature
+        .split_once('(')
+        .map_or(signature, |(name, _)| name);
+    (name, func(name, signature, body))
+}
+
+/// A registration-table entry whose maker takes the name it is registered under, so that
+/// the name is said once.
+pub(crate) fn named(
+    name: &'static str,
+    make: impl FnOnce(&'static str) -> Value,
+) -> (&'static str, Value) {
+    (name, make(name))
 }
