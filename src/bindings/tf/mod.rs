@@ -13,7 +13,8 @@
 //! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
 //! `tf.math`, `shape_ops.rs` for creation, shape and selection by position, `select.rs` for
 //! selection by mask, value and coordinates, `nn.rs` for `tf.nn`,
-//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); `function/`
+//! `random.rs` for `tf.random`, `image.rs` for `tf.image`, `scatter.rs` for the scatters);
+//! `gradient_tape.rs` (`tf.GradientTape`); `function/`
 //! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
 //! `tf.cond`, `tf.while_loop`); `module.rs` (`tf.Module`,
 //! `tf.name_scope`); devices
@@ -31,12 +32,14 @@ pub mod eager;
 pub mod errors;
 pub mod function;
 pub mod gradient_tape;
+pub mod image;
 pub mod keras;
 pub mod mistakes;
 pub mod module;
 pub mod nn;
 pub mod ops;
 pub mod random;
+pub mod scatter;
 pub mod select;
 pub mod shape;
 pub mod shape_ops;
@@ -119,6 +122,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
     .with("errors", errors::errors_module(ctx))
+    .with("image", image::module())
     .with("keras", keras::module())
     .with("random", random::module())
     .with(

@@ -346,6 +346,7 @@ pub fn register(tf: &NativeModule) {
     tf.set("math", math.into_value());
     tf.set("nn", super::nn::module());
     super::shape_ops::register(tf);
+    super::scatter::register(tf);
     for (n, f) in [
         op(
             "constant(value, dtype=None, shape=None, name='Const')",
