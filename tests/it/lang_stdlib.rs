@@ -148,6 +148,21 @@ fn pprint_matches_cpython() {
     matches_cpython("pprint", 7);
 }
 
+#[test]
+fn typing_matches_cpython() {
+    matches_cpython("typing", 17);
+}
+
+#[test]
+fn contextlib_matches_cpython() {
+    matches_cpython("contextlib", 12);
+}
+
+#[test]
+fn statistics_matches_cpython() {
+    matches_cpython("statistics", 22);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

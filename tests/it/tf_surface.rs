@@ -123,6 +123,35 @@ for v in [[1.0, 3.0, 2.0], [6.0, 4.0, 5.0]]:
 }
 
 #[test]
+fn image_op_gradients_match_finite_differences() {
+    // Flips and rot90 are reversing strided slices and transposes of the op library; each
+    // output position weighs differently, so a wrong source position shows.
+    let fns = r#"lambda t: tf.image.flip_left_right(tf.reshape(t, [2, 3, 1])) * w,
+          lambda t: tf.image.flip_up_down(tf.reshape(t, [1, 2, 3, 1])) ** 2 * w4,
+          lambda t: tf.image.rot90(tf.reshape(t, [2, 3, 1])) ** 2 * tf.reshape(w, [3, 2, 1]),
+          lambda t: tf.image.rot90(tf.reshape(t, [1, 2, 3, 1]), k=3) ** 3 * tf.reshape(w, [1, 3, 2, 1]),
+          lambda t: tf.image.rot90(tf.reshape(t, [2, 3, 1]), k=2) * w,
+          lambda t: tf.image.convert_image_dtype(tf.reshape(t, [2, 3, 1]), tf.float64) * w"#;
+    let prelude = "w = tf.reshape(tf.range(1.0, 7.0, dtype=tf.float64), [2, 3, 1])\nw4 = tf.reshape(w, [1, 2, 3, 1])\n";
+    assert_eq!(finite_differences(prelude, fns), "True float64\n");
+}
+
+#[test]
+fn scatter_gradients_match_finite_differences() {
+    // The scatters run the op library's scatter-add, whose gradient is the gather: each
+    // update row gets the output gradient at its position, repeated positions summed;
+    // an update overwrites, so `tensor` gets no gradient where it was written.
+    let fns = r#"lambda t: tf.scatter_nd([[2], [0]], t, [4, 3]) ** 2 * w43,
+          lambda t: tf.scatter_nd([[1, 1], [0, 2], [1, 1]], tf.reshape(t, [6])[:3], [2, 3]) ** 3 * w,
+          lambda t: tf.tensor_scatter_nd_add(t ** 2, [[0, 1], [1, 0], [0, 1]], tf.constant([1.0, 2.0, 3.0], tf.float64)) * w,
+          lambda t: tf.tensor_scatter_nd_add(tf.ones([4, 3], tf.float64), [[3], [1]], t ** 2) * w43,
+          lambda t: tf.tensor_scatter_nd_update(t * t, [[1, 2], [0, 0]], tf.constant([4.0, 5.0], tf.float64)) * w,
+          lambda t: tf.tensor_scatter_nd_update(tf.ones([4, 3], tf.float64), [[3], [0]], t ** 3) * w43"#;
+    let prelude = "w = tf.reshape(tf.range(1.0, 7.0, dtype=tf.float64), [2, 3])\nw43 = tf.reshape(tf.range(1.0, 13.0, dtype=tf.float64), [4, 3])\n";
+    assert_eq!(finite_differences(prelude, fns), "True float64\n");
+}
+
+#[test]
 fn selection_gradients_match_finite_differences() {
     // top_k (the TopKV2 op, whose gradient scatters back to the chosen positions),
     // boolean_mask with an axis, a mask index, gather_nd and an exclusive scan.

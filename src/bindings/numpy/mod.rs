@@ -1,7 +1,8 @@
 //! The `numpy` module of the kernel: `np.array` and friends, dtypes, math, reductions,
-//! joining, comparisons and `np.random`, over the host arrays of `crate::tensor`. This
-//! binding converts language values and holds no numerics of its own; other bindings
-//! (tf) use [`to_array`] and [`array_value`] to exchange arrays with it.
+//! joining, splitting (`split`), comparisons and `np.random`, over the host arrays of
+//! `crate::tensor`. This binding converts language values and holds no numerics of its
+//! own; other bindings (tf) use [`to_array`] and [`array_value`] to exchange arrays with
+//! it.
 
 pub mod convert;
 pub mod dtype;
@@ -12,6 +13,7 @@ pub mod ndarray;
 pub mod npz;
 pub mod random;
 pub mod scalar;
+pub mod split;
 pub mod stats;
 pub mod testing;
 
@@ -304,6 +306,11 @@ pub fn module(_ctx: &mut dyn Ctx) -> PyResult<Value> {
         funcs::nonzero(&arr)
     });
     add("concatenate", |a, c| join_fn("concatenate", a, c));
+    add("split", |a, c| split::split_fn("split", true, a, c));
+    add("array_split", |a, c| {
+        split::split_fn("array_split", false, a, c)
+    });
+    add("take", split::take_fn);
     add("stack", |a, c| join_fn("stack", a, c));
     add("vstack", |a, c| join_fn("vstack", a, c));
     add("hstack", |a, c| join_fn("hstack", a, c));

@@ -5,11 +5,13 @@
 //! `shutil`, `tempfile`, `glob`, `fnmatch`, `string`, `itertools`, `functools`,
 //! `operator`, `collections` (`deque`, `namedtuple`; its dict subclasses `Counter`,
 //! `defaultdict` and `OrderedDict` in `mappings`), `random` (CPython's streams), `re`,
-//! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv` and `pprint`. [`NAMES`] is the
+//! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv`, `pprint`, `typing`,
+//! `contextlib` and `statistics`. [`NAMES`] is the
 //! one list of them. Plain wrappers over `std::fs`; errors become
 //! `FileNotFoundError`/`OSError` with CPython's wording.
 
 mod collections;
+mod contextlib;
 mod copy;
 mod csv;
 mod datetime;
@@ -26,9 +28,11 @@ pub mod random;
 mod re;
 pub(crate) mod record;
 mod shutil;
+mod statistics;
 mod string;
 mod tempfile;
 mod textwrap;
+mod typing;
 
 use std::path::Path as StdPath;
 
@@ -380,6 +384,9 @@ pub const NAMES: &[&str] = &[
     "datetime",
     "csv",
     "pprint",
+    "typing",
+    "contextlib",
+    "statistics",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -398,6 +405,9 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "collections" => collections::module(),
         "random" => random::module(ctx)?,
         "re" => re::module(ctx),
+        "typing" => typing::module(),
+        "contextlib" => contextlib::module(),
+        "statistics" => statistics::module(ctx),
         "textwrap" => textwrap::module(),
         "io" => io::module(),
         "copy" => copy::module(),

@@ -13,7 +13,8 @@
 //! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
 //! `tf.math`, `shape_ops.rs` for creation, shape and selection by position, `select.rs` for
 //! selection by mask, value and coordinates, `nn.rs` for `tf.nn`,
-//! `random.rs` for `tf.random`); `gradient_tape.rs` (`tf.GradientTape`); `function/`
+//! `random.rs` for `tf.random`, `image.rs` for `tf.image`, `scatter.rs` for the scatters);
+//! `gradient_tape.rs` (`tf.GradientTape`); `function/`
 //! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
 //! `tf.cond`, `tf.while_loop`); `module.rs` (`tf.Module`,
 //! `tf.name_scope`); devices
@@ -31,12 +32,14 @@ pub mod eager;
 pub mod errors;
 pub mod function;
 pub mod gradient_tape;
+pub mod image;
 pub mod keras;
 pub mod mistakes;
 pub mod module;
 pub mod nn;
 pub mod ops;
 pub mod random;
+pub mod scatter;
 pub mod select;
 pub mod shape;
 pub mod shape_ops;
@@ -119,6 +122,7 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
     .with("distribute", distribute::module())
     .with("dtypes", dtypes::module())
     .with("errors", errors::errors_module(ctx))
+    .with("image", image::module())
     .with("keras", keras::module())
     .with("random", random::module())
     .with(
@@ -212,11 +216,36 @@ pub(crate) fn given(slot: &Option<Value>) -> Option<&Value> {
     }
 }
 
+/// The body of a module-level function: a plain `fn` (closures without captures coerce).
+pub(crate) type Body = fn(&Args, &mut dyn Ctx) -> PyResult<Value>;
+
 /// A module-level function from a plain `fn` (closures without captures coerce to it).
-pub(crate) fn func(
-    name: &str,
-    doc: &str,
-    body: fn(&Args, &mut dyn Ctx) -> PyResult<Value>,
-) -> Value {
+pub(crate) fn func(name: &str, doc: &str, body: Body) -> Value {
     NativeFn::value(name, doc, body)
+}
+
+/// A registration-table entry: the function's name, taken from its signature text (what
+/// comes before `(`) so that the name is said once, and the function.
+pub(crate) fn op(signature: &'static str, body: Body) -> (&'static str, Value) {
+    let name = signature
+        .split_once('(')
+        .map_or(signature, |(name, _)| name);
+    (name, func(name, signature, body))
+}
+
+/// Sets every function of a registration table (signature, body) on `m`.
+pub(crate) fn set_all(m: &NativeModule, table: &[(&'static str, Body)]) {
+    for (signature, body) in table {
+        let (name, f) = op(signature, *body);
+        m.set(name, f);
+    }
+}
+
+/// A registration-table entry whose maker takes the name it is registered under, so that
+/// the name is said once.
+pub(crate) fn named(
+    name: &'static str,
+    make: impl FnOnce(&'static str) -> Value,
+) -> (&'static str, Value) {
+    (name, make(name))
 }

@@ -8,7 +8,7 @@
 use super::convert::{dtype_arg, matching, tensor_of, to_array};
 use super::eager::apply;
 use super::tensor::true_divide;
-use super::{func, given, TfError};
+use super::{given, named, op, TfError};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyResult, Value};
 use crate::ops::{self, Activation, ArgReduce, Binary, Op, ReduceKind, Unary};
 use crate::tensor::{DType, NdArray};
@@ -258,31 +258,27 @@ fn cumsum(args: &Args, ctx: &mut dyn Ctx) -> R {
 
 fn math_fns() -> Vec<(&'static str, Value)> {
     let mut v: Vec<(&'static str, Value)> = vec![
-        ("reduce_sum", reduction("reduce_sum", ReduceKind::Sum)),
-        ("reduce_mean", reduction("reduce_mean", ReduceKind::Mean)),
-        ("reduce_max", reduction("reduce_max", ReduceKind::Max)),
-        ("reduce_min", reduction("reduce_min", ReduceKind::Min)),
-        ("reduce_prod", reduction("reduce_prod", ReduceKind::Prod)),
-        ("reduce_any", reduction("reduce_any", ReduceKind::Any)),
-        ("reduce_all", reduction("reduce_all", ReduceKind::All)),
-        ("reduce_variance", spread("reduce_variance", false)),
-        ("reduce_std", spread("reduce_std", true)),
-        ("argmax", arg_reduction("argmax", true)),
-        ("argmin", arg_reduction("argmin", false)),
-        ("divide", divide("divide")),
-        ("truediv", divide("truediv")),
-        ("add_n", func("add_n", "add_n(inputs, name=None)", add_n)),
-        (
-            "cumsum",
-            func(
-                "cumsum",
-                "cumsum(x, axis=0, exclusive=False, reverse=False, name=None)",
-                cumsum,
-            ),
+        named("reduce_sum", |n| reduction(n, ReduceKind::Sum)),
+        named("reduce_mean", |n| reduction(n, ReduceKind::Mean)),
+        named("reduce_max", |n| reduction(n, ReduceKind::Max)),
+        named("reduce_min", |n| reduction(n, ReduceKind::Min)),
+        named("reduce_prod", |n| reduction(n, ReduceKind::Prod)),
+        named("reduce_any", |n| reduction(n, ReduceKind::Any)),
+        named("reduce_all", |n| reduction(n, ReduceKind::All)),
+        named("reduce_variance", |n| spread(n, false)),
+        named("reduce_std", |n| spread(n, true)),
+        named("argmax", |n| arg_reduction(n, true)),
+        named("argmin", |n| arg_reduction(n, false)),
+        named("divide", divide),
+        named("truediv", divide),
+        op("add_n(inputs, name=None)", add_n),
+        op(
+            "cumsum(x, axis=0, exclusive=False, reverse=False, name=None)",
+            cumsum,
         ),
-        ("sigmoid", activation("sigmoid", Activation::Sigmoid)),
-        ("tanh", activation("tanh", Activation::Tanh)),
-        ("softplus", activation("softplus", Activation::Softplus)),
+        named("sigmoid", |n| activation(n, Activation::Sigmoid)),
+        named("tanh", |n| activation(n, Activation::Tanh)),
+        named("softplus", |n| activation(n, Activation::Softplus)),
     ];
     for (n, op) in [
         ("add", Binary::Add),
@@ -350,47 +346,28 @@ pub fn register(tf: &NativeModule) {
     tf.set("math", math.into_value());
     tf.set("nn", super::nn::module());
     super::shape_ops::register(tf);
+    super::scatter::register(tf);
     for (n, f) in [
-        (
-            "constant",
-            func(
-                "constant",
-                "constant(value, dtype=None, shape=None, name='Const')",
-                constant,
-            ),
+        op(
+            "constant(value, dtype=None, shape=None, name='Const')",
+            constant,
         ),
-        (
-            "convert_to_tensor",
-            func(
-                "convert_to_tensor",
-                "convert_to_tensor(value, dtype=None, dtype_hint=None, name=None)",
-                convert_to_tensor,
-            ),
+        op(
+            "convert_to_tensor(value, dtype=None, dtype_hint=None, name=None)",
+            convert_to_tensor,
         ),
-        ("cast", func("cast", "cast(x, dtype, name=None)", cast)),
-        (
-            "matmul",
-            func(
-                "matmul",
-                "matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False)",
-                matmul,
-            ),
+        op("cast(x, dtype, name=None)", cast),
+        op(
+            "matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False)",
+            matmul,
         ),
-        (
-            "clip_by_value",
-            func(
-                "clip_by_value",
-                "clip_by_value(t, clip_value_min, clip_value_max, name=None)",
-                clip_by_value,
-            ),
+        op(
+            "clip_by_value(t, clip_value_min, clip_value_max, name=None)",
+            clip_by_value,
         ),
-        (
-            "Variable",
-            func(
-                "Variable",
-                "Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None)",
-                super::variable::variable_ctor,
-            ),
+        op(
+            "Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None)",
+            super::variable::variable_ctor,
         ),
     ] {
         tf.set(n, f);

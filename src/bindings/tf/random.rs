@@ -17,7 +17,7 @@ use super::convert::{dtype_arg, tensor_of};
 use super::dtypes::DType as TfDType;
 use super::eager::apply;
 use super::ops::{arg, shape_dims};
-use super::{func, given, TfError, TfState};
+use super::{given, op, set_all, Body, TfError, TfState};
 use crate::bindings::stdlib::random::PyRandom;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::{self, RandomOp, SeedStream};
@@ -521,56 +521,41 @@ fn generator_class() -> Value {
     )
     .static_attr(
         "from_seed",
-        func("from_seed", "from_seed(seed, alg=None)", |args, _| {
+        op("from_seed(seed, alg=None)", |args, _| {
             let s = args.bind("from_seed", &["seed", "alg"], 1)?;
             let seed = arg(&s, 0).as_int()? as u64;
             // `create_rng_state(seed, "philox")` is `[seed, 0, 0]`: the counter's low
             // word is the seed and the key is zero.
             Ok(Value::native(Generator(SeedStream::philox(0, seed, 0))))
-        }),
+        })
+        .1,
     )
     .into_value()
 }
 
-type Body = fn(&Args, &mut dyn Ctx) -> PyResult<Value>;
-
-/// The functions of `tf.random`: name, signature, body.
-const FUNCTIONS: &[(&str, &str, Body)] = &[
-    ("set_seed", "set_seed(seed)", set_seed),
-    (
-        "uniform",
-        "uniform(shape, minval=0, maxval=None, dtype=tf.float32, seed=None, name=None)",
+/// The functions of `tf.random`: signature (whose text before `(` is the name), body.
+const FUNCTIONS: &[(&str, Body)] = &[
+    ("set_seed(seed)", set_seed),
+    ("uniform(shape, minval=0, maxval=None, dtype=tf.float32, seed=None, name=None)",
         uniform,
     ),
-    (
-        "normal",
-        "normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None)",
+    ("normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None)",
         |a, ctx| normal_like("normal", PhiloxDist::Normal, a, ctx),
     ),
-    (
-        "truncated_normal",
-        "truncated_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None)",
+    ("truncated_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None)",
         |a, ctx| normal_like("truncated_normal", PhiloxDist::TruncatedNormal, a, ctx),
     ),
-    (
-        "stateless_uniform",
-        "stateless_uniform(shape, seed, minval=0, maxval=None, dtype=tf.float32, name=None, alg='auto_select')",
+    ("stateless_uniform(shape, seed, minval=0, maxval=None, dtype=tf.float32, name=None, alg='auto_select')",
         |a, ctx| stateless("stateless_uniform", PhiloxDist::Uniform, a, ctx),
     ),
-    (
-        "stateless_normal",
-        "stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=tf.float32, name=None, alg='auto_select')",
+    ("stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=tf.float32, name=None, alg='auto_select')",
         |a, ctx| stateless("stateless_normal", PhiloxDist::Normal, a, ctx),
     ),
-    (
-        "stateless_truncated_normal",
-        "stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=tf.float32, name=None, alg='auto_select')",
+    ("stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=tf.float32, name=None, alg='auto_select')",
         |a, ctx| stateless("stateless_truncated_normal", PhiloxDist::TruncatedNormal, a, ctx),
     ),
-    ("shuffle", "shuffle(value, seed=None, name=None)", shuffle),
-    (
-        "categorical",
-        "categorical(logits, num_samples, dtype=None, seed=None, name=None)",
+    ("shuffle(value, seed=None, name=None)", shuffle),
+    ("categorical(logits, num_samples, dtype=None, seed=None, name=None)",
         categorical,
     ),
 ];
@@ -578,9 +563,7 @@ const FUNCTIONS: &[(&str, &str, Body)] = &[
 /// The `tf.random` module.
 pub fn module() -> Value {
     let m = NativeModule::new("tensorflow.random", "Random tensors and seeding.");
-    for (name, doc, body) in FUNCTIONS {
-        m.set(name, func(name, doc, *body));
-    }
+    set_all(&m, FUNCTIONS);
     m.set("Generator", generator_class());
     m.into_value()
 }

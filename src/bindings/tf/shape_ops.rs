@@ -8,7 +8,7 @@
 use super::convert::{dtype_arg, matching, tensor_of, to_array};
 use super::eager::{apply, apply_many};
 use super::ops::{arg, axes_arg, shape_dims};
-use super::{func, given, TfError};
+use super::{given, named, op, TfError};
 use crate::lang::{Args, Ctx, NativeFn, NativeModule, PyResult, Value};
 use crate::ops::{self, SliceItem, SplitSizes};
 use crate::tensor::{DType, NdArray};
@@ -426,160 +426,35 @@ fn is_tensor(args: &Args, _ctx: &mut dyn Ctx) -> R {
 /// Adds these functions to `tf`.
 pub fn register(tf: &NativeModule) {
     for (n, f) in [
-        ("fill", func("fill", "fill(dims, value, name=None)", fill)),
-        (
-            "range",
-            func(
-                "range",
-                "range(start, limit=None, delta=1, dtype=None, name='range')",
-                range,
-            ),
-        ),
-        (
-            "shape",
-            func(
-                "shape",
-                "shape(input, out_type=tf.int32, name=None)",
-                shape_of,
-            ),
-        ),
-        (
-            "reshape",
-            func("reshape", "reshape(tensor, shape, name=None)", reshape),
-        ),
-        (
-            "transpose",
-            func(
-                "transpose",
-                "transpose(a, perm=None, conjugate=False, name='transpose')",
-                transpose,
-            ),
-        ),
-        (
-            "expand_dims",
-            func(
-                "expand_dims",
-                "expand_dims(input, axis, name=None)",
-                expand_dims,
-            ),
-        ),
-        (
-            "squeeze",
-            func("squeeze", "squeeze(input, axis=None, name=None)", squeeze),
-        ),
-        (
-            "broadcast_to",
-            func(
-                "broadcast_to",
-                "broadcast_to(input, shape, name=None)",
-                broadcast_to,
-            ),
-        ),
-        (
-            "concat",
-            func("concat", "concat(values, axis, name='concat')", concat),
-        ),
-        (
-            "stack",
-            func("stack", "stack(values, axis=0, name='stack')", stack),
-        ),
-        (
-            "unstack",
-            func(
-                "unstack",
-                "unstack(value, num=None, axis=0, name='unstack')",
-                unstack,
-            ),
-        ),
-        (
-            "split",
-            func(
-                "split",
-                "split(value, num_or_size_splits, axis=0, num=None, name='split')",
-                split,
-            ),
-        ),
-        (
-            "slice",
-            func("slice", "slice(input_, begin, size, name=None)", slice),
-        ),
-        (
-            "strided_slice",
-            func(
-                "strided_slice",
-                "strided_slice(input_, begin, end, strides=None, name=None)",
-                strided_slice,
-            ),
-        ),
-        (
-            "gather",
-            func(
-                "gather",
-                "gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None)",
-                gather,
-            ),
-        ),
-        (
-            "one_hot",
-            func(
-                "one_hot",
-                "one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None)",
-                one_hot,
-            ),
-        ),
-        (
-            "where",
-            func("where", "where(condition, x=None, y=None, name=None)", where_),
-        ),
-        (
-            "identity",
-            func("identity", "identity(input, name=None)", identity),
-        ),
-        (
-            "stop_gradient",
-            func(
-                "stop_gradient",
-                "stop_gradient(input, name=None)",
-                stop_gradient,
-            ),
-        ),
-        ("is_tensor", func("is_tensor", "is_tensor(x)", is_tensor)),
-        (
-            "sort",
-            func(
-                "sort",
-                "sort(values, axis=-1, direction='ASCENDING', name=None)",
-                sort,
-            ),
-        ),
-        (
-            "argsort",
-            func(
-                "argsort",
-                "argsort(values, axis=-1, direction='ASCENDING', stable=False, name=None)",
-                argsort,
-            ),
-        ),
-        (
-            "size",
-            func("size", "size(input, out_type=tf.int32, name=None)", size),
-        ),
-        (
-            "tile",
-            func("tile", "tile(input, multiples, name=None)", tile),
-        ),
-        (
-            "linspace",
-            func(
-                "linspace",
-                "linspace(start, stop, num, name=None, axis=0)",
-                linspace,
-            ),
-        ),
-        ("zeros", filled("zeros", 0.0)),
-        ("ones", filled("ones", 1.0)),
-        ("zeros_like", filled_like("zeros_like", false)),
-        ("ones_like", filled_like("ones_like", true)),
+        op("fill(dims, value, name=None)", fill),
+        op("range(start, limit=None, delta=1, dtype=None, name='range')", range),
+        op("shape(input, out_type=tf.int32, name=None)", shape_of),
+        op("reshape(tensor, shape, name=None)", reshape),
+        op("transpose(a, perm=None, conjugate=False, name='transpose')", transpose),
+        op("expand_dims(input, axis, name=None)", expand_dims),
+        op("squeeze(input, axis=None, name=None)", squeeze),
+        op("broadcast_to(input, shape, name=None)", broadcast_to),
+        op("concat(values, axis, name='concat')", concat),
+        op("stack(values, axis=0, name='stack')", stack),
+        op("unstack(value, num=None, axis=0, name='unstack')", unstack),
+        op("split(value, num_or_size_splits, axis=0, num=None, name='split')", split),
+        op("slice(input_, begin, size, name=None)", slice),
+        op("strided_slice(input_, begin, end, strides=None, name=None)", strided_slice),
+        op("gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None)", gather),
+        op("one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None)", one_hot),
+        op("where(condition, x=None, y=None, name=None)", where_),
+        op("identity(input, name=None)", identity),
+        op("stop_gradient(input, name=None)", stop_gradient),
+        op("is_tensor(x)", is_tensor),
+        op("sort(values, axis=-1, direction='ASCENDING', name=None)", sort),
+        op("argsort(values, axis=-1, direction='ASCENDING', stable=False, name=None)", argsort),
+        op("size(input, out_type=tf.int32, name=None)", size),
+        op("tile(input, multiples, name=None)", tile),
+        op("linspace(start, stop, num, name=None, axis=0)", linspace),
+        named("zeros", |n| filled(n, 0.0)),
+        named("ones", |n| filled(n, 1.0)),
+        named("zeros_like", |n| filled_like(n, false)),
+        named("ones_like", |n| filled_like(n, true)),
     ] {
         tf.set(n, f);
     }

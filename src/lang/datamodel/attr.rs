@@ -35,6 +35,7 @@ const METHODS: &[(&str, &[&str])] = &[
             "find",
             "rfind",
             "index",
+            "rindex",
             "count",
             "format",
             "title",

@@ -109,6 +109,7 @@ const STDLIB_ERRORS: &[(&str, &str, &str)] = &[
     ("Error", "OSError", "shutil"),
     ("SameFileError", "Error", "shutil"),
     ("error", "Exception", "re"),
+    ("StatisticsError", "ValueError", "statistics"),
 ];
 
 /// Adds the standard library's exception classes, so a native raising `JSONDecodeError`

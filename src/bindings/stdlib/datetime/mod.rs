@@ -234,6 +234,69 @@ fn cross_compare(op: CmpOp, other: &Value) -> PyResult<Option<Value>> {
     }
 }
 
+/// What `date` and `datetime` share: both are a point on one time line (a date is its
+/// midnight), compared and moved along it the same way.
+trait Instant: Object + Sized {
+    fn naive(&self) -> NaiveDateTime;
+    fn at(dt: NaiveDateTime) -> Self;
+    /// How far `td` moves this kind: a date moves by the delta's whole days only.
+    fn step(td: &Delta) -> i128;
+}
+
+impl Instant for Date {
+    fn naive(&self) -> NaiveDateTime {
+        self.0.and_time(NaiveTime::MIN)
+    }
+    fn at(dt: NaiveDateTime) -> Self {
+        Date(dt.date())
+    }
+    fn step(td: &Delta) -> i128 {
+        td.days() as i128 * MICROS_PER_DAY
+    }
+}
+
+impl Instant for DateTime {
+    fn naive(&self) -> NaiveDateTime {
+        self.0
+    }
+    fn at(dt: NaiveDateTime) -> Self {
+        DateTime(dt)
+    }
+    fn step(td: &Delta) -> i128 {
+        td.micros
+    }
+}
+
+/// `x + timedelta`, `x - timedelta` and `x - y` for two values of one kind.
+fn arithmetic<T: Instant>(
+    this: &T,
+    op: BinOp,
+    other: &Value,
+    reflected: bool,
+) -> PyResult<Option<Value>> {
+    if let Some(td) = other.downcast::<Delta>() {
+        let by = match (op, reflected) {
+            (BinOp::Add, _) => T::step(td),
+            (BinOp::Sub, false) => -T::step(td),
+            _ => return Ok(None),
+        };
+        return Ok(Some(Value::native(T::at(shifted(&this.naive(), by)?))));
+    }
+    if let (BinOp::Sub, Some(o)) = (op, other.downcast::<T>()) {
+        let diff = micros(&this.naive()) - micros(&o.naive());
+        return Ok(Some(Delta::value(if reflected { -diff } else { diff })?));
+    }
+    Ok(None)
+}
+
+/// Ordering within one kind; across kinds, [`cross_compare`].
+fn comparison<T: Instant>(this: &T, op: CmpOp, other: &Value) -> PyResult<Option<Value>> {
+    match other.downcast::<T>() {
+        Some(o) => Ok(Some(Value::Bool(ordered(op, this.naive().cmp(&o.naive()))))),
+        None => cross_compare(op, other),
+    }
+}
+
 impl Object for Date {
     fn type_name(&self) -> String {
         "date".into()
@@ -268,30 +331,13 @@ impl Object for Date {
         reflected: bool,
         _: &mut dyn Ctx,
     ) -> PyResult<Option<Value>> {
-        let base = self.0.and_time(NaiveTime::MIN);
-        if let Some(td) = other.downcast::<Delta>() {
-            let days = td.days() as i128 * MICROS_PER_DAY;
-            let by = match (op, reflected) {
-                (BinOp::Add, _) => days,
-                (BinOp::Sub, false) => -days,
-                _ => return Ok(None),
-            };
-            return Ok(Some(Value::native(Date(shifted(&base, by)?.date()))));
-        }
-        if let (BinOp::Sub, Some(o)) = (op, other.downcast::<Date>()) {
-            let diff = micros(&base) - micros(&o.0.and_time(NaiveTime::MIN));
-            return Ok(Some(Delta::value(if reflected { -diff } else { diff })?));
-        }
-        Ok(None)
+        arithmetic(self, op, other, reflected)
     }
     fn compare(&self, op: CmpOp, other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        match other.downcast::<Date>() {
-            Some(o) => Ok(Some(Value::Bool(ordered(op, self.0.cmp(&o.0))))),
-            None => cross_compare(op, other),
-        }
+        comparison(self, op, other)
     }
     fn hash(&self) -> Option<u64> {
-        Some(self.0.num_days_from_ce() as u64)
+        Some(micros(&self.naive()) as u64)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -347,28 +393,13 @@ impl Object for DateTime {
         reflected: bool,
         _: &mut dyn Ctx,
     ) -> PyResult<Option<Value>> {
-        if let Some(td) = other.downcast::<Delta>() {
-            let by = match (op, reflected) {
-                (BinOp::Add, _) => td.micros,
-                (BinOp::Sub, false) => -td.micros,
-                _ => return Ok(None),
-            };
-            return Ok(Some(Value::native(DateTime(shifted(&self.0, by)?))));
-        }
-        if let (BinOp::Sub, Some(o)) = (op, other.downcast::<DateTime>()) {
-            let diff = micros(&self.0) - micros(&o.0);
-            return Ok(Some(Delta::value(if reflected { -diff } else { diff })?));
-        }
-        Ok(None)
+        arithmetic(self, op, other, reflected)
     }
     fn compare(&self, op: CmpOp, other: &Value, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
-        match other.downcast::<DateTime>() {
-            Some(o) => Ok(Some(Value::Bool(ordered(op, self.0.cmp(&o.0))))),
-            None => cross_compare(op, other),
-        }
+        comparison(self, op, other)
     }
     fn hash(&self) -> Option<u64> {
-        Some(micros(&self.0) as u64)
+        Some(micros(&self.naive()) as u64)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -204,7 +204,7 @@ impl Vm<'_> {
                     &s[byte_at(s, from)..byte_at(s, to)] == p.as_str()
                 }))
             }
-            "find" | "index" | "rfind" => {
+            "find" | "index" | "rfind" | "rindex" => {
                 let sub = sarg(0)?.unwrap_or_default();
                 let (start, end) = window(s, a)?;
                 // A window that ends before it starts holds nothing, not even "".
@@ -213,7 +213,7 @@ impl Vm<'_> {
                 } else {
                     let from = byte_at(s, start);
                     let w = &s[from..byte_at(s, end)];
-                    let at = if name == "rfind" {
+                    let at = if name.starts_with('r') {
                         w.rfind(&sub)
                     } else {
                         w.find(&sub)
@@ -222,7 +222,7 @@ impl Vm<'_> {
                 };
                 match pos {
                     Some(p) => Value::Int(p),
-                    None if name == "index" => {
+                    None if name.ends_with("index") => {
                         return Err(PyErr::value_error("substring not found"))
                     }
                     None => Value::Int(-1),
