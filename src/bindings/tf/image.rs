@@ -8,7 +8,7 @@
 use super::convert::{dtype_arg, tensor_of};
 use super::eager::apply;
 use super::ops::arg;
-use super::{given, op, Body, TfError};
+use super::{given, set_all, Body, TfError};
 use crate::lang::{Args, Ctx, NativeModule, PyResult, Value};
 use crate::ops::{self, Binary, Eager, OpResult, ReduceKind, SliceItem, Tensor, Unary};
 use crate::tensor::{shape_str, DType};
@@ -240,9 +240,6 @@ const FUNCTIONS: &[(&str, Body)] = &[
 /// The `tf.image` module.
 pub fn module() -> Value {
     let m = NativeModule::new("tensorflow.image", "Image ops.");
-    for (signature, body) in FUNCTIONS {
-        let (name, f) = op(signature, *body);
-        m.set(name, f);
-    }
+    set_all(&m, FUNCTIONS);
     m.into_value()
 }

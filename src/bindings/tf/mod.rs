@@ -235,6 +235,14 @@ pub(crate) fn op(signature: &'static str, body: Body) -> (&'static str, Value) {
     (name, func(name, signature, body))
 }
 
+/// Sets every function of a registration table (signature, body) on `m`.
+pub(crate) fn set_all(m: &NativeModule, table: &[(&'static str, Body)]) {
+    for (signature, body) in table {
+        let (name, f) = op(signature, *body);
+        m.set(name, f);
+    }
+}
+
 /// A registration-table entry whose maker takes the name it is registered under, so that
 /// the name is said once.
 pub(crate) fn named(

@@ -17,7 +17,7 @@ use super::convert::{dtype_arg, tensor_of};
 use super::dtypes::DType as TfDType;
 use super::eager::apply;
 use super::ops::{arg, shape_dims};
-use super::{given, op, Body, TfError, TfState};
+use super::{given, op, set_all, Body, TfError, TfState};
 use crate::bindings::stdlib::random::PyRandom;
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
 use crate::ops::{self, RandomOp, SeedStream};
@@ -563,10 +563,7 @@ const FUNCTIONS: &[(&str, Body)] = &[
 /// The `tf.random` module.
 pub fn module() -> Value {
     let m = NativeModule::new("tensorflow.random", "Random tensors and seeding.");
-    for (signature, body) in FUNCTIONS {
-        let (name, f) = op(signature, *body);
-        m.set(name, f);
-    }
+    set_all(&m, FUNCTIONS);
     m.set("Generator", generator_class());
     m.into_value()
 }

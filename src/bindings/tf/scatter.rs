@@ -10,7 +10,7 @@ use super::convert::{tensor_as, tensor_of};
 use super::eager::apply;
 use super::function::trace;
 use super::ops::{arg, shape_dims};
-use super::{op, Body, TfError};
+use super::{set_all, Body, TfError};
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 use crate::ops::{self, Eager, IndexOp, Op, OpError, OpResult, Tensor};
 use crate::tensor::NdArray;
@@ -255,8 +255,5 @@ const FUNCTIONS: &[(&str, Body)] = &[
 
 /// Adds the scatter functions to `tf`.
 pub fn register(tf: &NativeModule) {
-    for (signature, body) in FUNCTIONS {
-        let (name, f) = op(signature, *body);
-        tf.set(name, f);
-    }
+    set_all(tf, FUNCTIONS);
 }
