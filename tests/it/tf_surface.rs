@@ -137,6 +137,15 @@ fn image_op_gradients_match_finite_differences() {
 }
 
 #[test]
+fn map_fn_gradients_match_finite_differences() {
+    // map_fn unstacks, calls the function per row and stacks: the tape sees each step.
+    let fns = r#"lambda t: tf.map_fn(lambda r: r ** 2 * tf.constant([1.0, 2.0, 3.0], tf.float64), t),
+          lambda t: tf.map_fn(lambda r: tf.reduce_sum(r ** 3), t) * tf.constant([1.0, 5.0], tf.float64),
+          lambda t: tf.map_fn(lambda p: p[0] * p[1], (t, t * t), fn_output_signature=tf.float64)"#;
+    assert_eq!(finite_differences("", fns), "True float64\n");
+}
+
+#[test]
 fn scatter_gradients_match_finite_differences() {
     // The scatters run the op library's scatter-add, whose gradient is the gather: each
     // update row gets the output gradient at its position, repeated positions summed;

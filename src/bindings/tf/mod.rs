@@ -13,7 +13,8 @@
 //! path of eager ops (`eager.rs`) and the functions that take it (`ops.rs` for `tf` and
 //! `tf.math`, `shape_ops.rs` for creation, shape and selection by position, `select.rs` for
 //! selection by mask, value and coordinates, `nn.rs` for `tf.nn`,
-//! `random.rs` for `tf.random`, `image.rs` for `tf.image`, `scatter.rs` for the scatters);
+//! `random.rs` for `tf.random`, `image.rs` for `tf.image`, `scatter.rs` for the scatters,
+//! `map_fn.rs` for `tf.map_fn`);
 //! `gradient_tape.rs` (`tf.GradientTape`); `function/`
 //! (`tf.function` traced into graphs of the op library, `tf.TensorSpec`, `tf.print`,
 //! `tf.cond`, `tf.while_loop`); `module.rs` (`tf.Module`,
@@ -34,6 +35,7 @@ pub mod function;
 pub mod gradient_tape;
 pub mod image;
 pub mod keras;
+pub mod map_fn;
 pub mod mistakes;
 pub mod module;
 pub mod nn;

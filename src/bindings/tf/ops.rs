@@ -366,6 +366,10 @@ pub fn register(tf: &NativeModule) {
             clip_by_value,
         ),
         op(
+            "map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True, name=None, fn_output_signature=None)",
+            super::map_fn::map_fn,
+        ),
+        op(
             "Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None)",
             super::variable::variable_ctor,
         ),
