@@ -67,14 +67,47 @@ fn range(args: &Args, ctx: &mut dyn Ctx) -> R {
         None => (Value::Int(0), arg(&s, 0).clone()),
     };
     let delta = given(&s[2]).cloned().unwrap_or(Value::Int(1));
-    let all_int = [&start, &limit, &delta]
-        .iter()
-        .all(|v| matches!(v, Value::Int(_)));
-    let dt =
-        dtype_arg(s[3].as_ref(), ctx)?.unwrap_or(if all_int { DType::I32 } else { DType::F32 });
-    crate::tensor::build::arange(start.as_float()?, limit.as_float()?, delta.as_float()?, dt)
+    let (start, t0) = range_bound("start", &start, ctx)?;
+    let (limit, t1) = range_bound("limit", &limit, ctx)?;
+    let (delta, t2) = range_bound("delta", &delta, ctx)?;
+    // TF infers the widest of the bounds' types along int32 < int64 < float32 < float64,
+    // a Python int counting as int32 and a Python float as float32.
+    let widest = [t0, t1, t2]
+        .into_iter()
+        .max_by_key(|d| match d {
+            DType::I32 => 0,
+            DType::I64 => 1,
+            DType::F32 => 2,
+            _ => 3,
+        })
+        .unwrap_or(DType::I32);
+    let dt = dtype_arg(s[3].as_ref(), ctx)?.unwrap_or(widest);
+    crate::tensor::build::arange(start, limit, delta, dt)
         .map(super::convert::tensor_value)
         .map_err(super::convert::tensor_err)
+}
+
+/// One bound of `tf.range`: its value and the dtype it asks for. A tensor bound must be a
+/// scalar, as TF's Range kernel requires.
+fn range_bound(which: &str, v: &Value, ctx: &mut dyn Ctx) -> PyResult<(f64, DType)> {
+    match v {
+        Value::Int(_) | Value::Bool(_) => Ok((v.as_float()?, DType::I32)),
+        Value::Float(f) => Ok((*f, DType::F32)),
+        _ => {
+            let a = to_array(v, None, false, ctx)?;
+            match (a.ndim(), a.scalar_at(0)) {
+                (0, Some(x)) => Ok((x.as_f64(), a.dtype())),
+                _ => Err(super::eager::op_err(crate::ops::OpError::kernel(
+                    "Range",
+                    "CPU:0",
+                    &format!(
+                        "{which} must be a scalar, not shape {}",
+                        crate::ops::dims(a.shape())
+                    ),
+                ))),
+            }
+        }
+    }
 }
 
 fn shape_of(args: &Args, ctx: &mut dyn Ctx) -> R {
