@@ -11,7 +11,9 @@
 //! tests/fixtures/keras/make_layers_recurrent_reference.py. A model holding an LSTM saved
 //! here loads back with its weights and trains on as the original does.
 
-use crate::common::cells::{every_cell_matches, ok, stdout_and_displays, Fixture};
+use crate::common::cells::{
+    every_cell_matches, ok, saved_and_loaded_back, stdout_and_displays, Fixture,
+};
 use mirror_kernel::session::Session;
 
 #[test]
@@ -26,8 +28,6 @@ fn every_cell_matches_keras() {
 
 #[test]
 fn a_recurrent_model_saved_here_loads_back_and_trains_on_exactly() {
-    let dir = std::env::temp_dir().join(format!("keras-recurrent-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let s = match Session::start() {
         Ok(s) => s,
         Err(e) => panic!("session did not start: {e}"),
@@ -38,31 +38,18 @@ fn a_recurrent_model_saved_here_loads_back_and_trains_on_exactly() {
 np.random.seed(0)\n\
 x = np.random.uniform(-1, 1, size=(12, 5, 3)).astype('float32')\n\
 y = np.random.uniform(-1, 1, size=(12, 2)).astype('float32')\n\
-def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n\
 m = tf.keras.Sequential([tf.keras.Input((5, 3)), tf.keras.layers.GRU(4, return_sequences=True), \
 tf.keras.layers.LSTM(3), tf.keras.layers.Dense(2)])\n\
 m.compile(optimizer='adam', loss='mse')\n\
 m.fit(x, y, epochs=2, batch_size=4, verbose=0, shuffle=False)\n",
     );
-    for file in ["m.keras", "m.h5"] {
-        let p = dir.join(file).display().to_string();
-        let out = ok(
-            &s,
-            &format!(
-                "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n\
-print([type(l).__name__ for l in a.layers], a.layers[0].units, a.layers[0].return_sequences)\n\
-print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
-m.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-a.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-print(same(m.get_weights(), a.get_weights()))\n"
-            ),
-        );
-        assert_eq!(
-            out, "['GRU', 'LSTM', 'Dense'] 4 True\nTrue True\nTrue\n",
-            "{file}"
-        );
+    for (file, out) in saved_and_loaded_back(
+        &s,
+        "keras-recurrent",
+        "print([type(l).__name__ for l in a.layers], a.layers[0].units, a.layers[0].return_sequences)",
+    ) {
+        assert_eq!(out, "['GRU', 'LSTM', 'Dense'] 4 True\nTrue True\nTrue\n", "{file}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

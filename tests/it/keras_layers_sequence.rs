@@ -10,7 +10,9 @@
 //! written by tests/fixtures/keras/make_layers_sequence_reference.py. A model holding an
 //! Embedding saved here loads back with its weights and Adam's state.
 
-use crate::common::cells::{every_cell_matches, ok, stdout_and_displays, Fixture};
+use crate::common::cells::{
+    every_cell_matches, ok, saved_and_loaded_back, stdout_and_displays, Fixture,
+};
 use mirror_kernel::session::Session;
 
 #[test]
@@ -25,8 +27,6 @@ fn every_cell_matches_keras() {
 
 #[test]
 fn a_text_classifier_saved_here_loads_back_and_trains_on_exactly() {
-    let dir = std::env::temp_dir().join(format!("keras-embedding-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let s = match Session::start() {
         Ok(s) => s,
         Err(e) => panic!("session did not start: {e}"),
@@ -37,26 +37,16 @@ fn a_text_classifier_saved_here_loads_back_and_trains_on_exactly() {
 np.random.seed(0)\n\
 x = np.random.randint(0, 20, size=(12, 6))\n\
 y = np.random.randint(0, 2, size=(12,))\n\
-def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n\
 m = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Embedding(20, 3), \
 tf.keras.layers.GlobalAveragePooling1D(), tf.keras.layers.Dense(1, activation='sigmoid')])\n\
 m.compile(optimizer='adam', loss='binary_crossentropy')\n\
 m.fit(x, y, epochs=2, batch_size=4, verbose=0, shuffle=False)\n",
     );
-    for file in ["m.keras", "m.h5"] {
-        let p = dir.join(file).display().to_string();
-        let out = ok(
-            &s,
-            &format!(
-                "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n\
-print(type(a.layers[0]).__name__, a.layers[0].input_dim, a.layers[0].output_dim)\n\
-print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
-m.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-a.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-print(same(m.get_weights(), a.get_weights()))\n"
-            ),
-        );
+    for (file, out) in saved_and_loaded_back(
+        &s,
+        "keras-embedding",
+        "print(type(a.layers[0]).__name__, a.layers[0].input_dim, a.layers[0].output_dim)",
+    ) {
         assert_eq!(out, "Embedding 20 3\nTrue True\nTrue\n", "{file}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -262,3 +262,36 @@ pub fn one_and_two_replicas(body: &str) -> (String, String) {
         .to_string();
     (single, mirrored)
 }
+
+/// Saves the session's fitted model `m` as `.keras` and as `.h5`, loads each file back as
+/// `a`, and returns for each file what the cell printed: `describe` (Python that prints
+/// facts of `a`), then whether weights and predictions on `x` equal the saved model's bit
+/// for bit, then whether one more epoch of `fit` on `x`, `y` keeps them equal (Adam's
+/// state must have travelled with the file for that).
+pub fn saved_and_loaded_back(s: &Session, tag: &str, describe: &str) -> Vec<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    ok(
+        s,
+        "def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n",
+    );
+    let printed = ["m.keras", "m.h5"]
+        .into_iter()
+        .map(|file| {
+            let p = dir.join(file).display().to_string();
+            let out = ok(
+                s,
+                &format!(
+                    "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n{describe}\n\
+print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
+m.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
+a.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
+print(same(m.get_weights(), a.get_weights()))\n"
+                ),
+            );
+            (file.to_string(), out)
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    printed
+}

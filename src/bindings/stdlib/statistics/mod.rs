@@ -180,29 +180,28 @@ fn spread(a: &Args, func: &str, center: &str, sample: bool, ctx: &mut dyn Ctx) -
     } else {
         (1, "one data point")
     };
-    if let Some(c) = s[1].clone().filter(|c| !matches!(c, Value::None)) {
-        let mut squares = Vec::with_capacity(items.len());
-        for x in &items {
-            let d = ctx.binop(BinOp::Sub, x, &c)?;
-            squares.push(ctx.binop(BinOp::Mul, &d, &d)?);
+    let center = s[1].clone().filter(|c| !matches!(c, Value::None));
+    let e = match &center {
+        Some(c) => {
+            let mut squares = Vec::with_capacity(items.len());
+            for x in &items {
+                let d = ctx.binop(BinOp::Sub, x, c)?;
+                squares.push(ctx.binop(BinOp::Mul, &d, &d)?);
+            }
+            exact(&squares)?
         }
-        let e = exact(&squares)?;
-        if e.count < min {
-            return Err(stats_error(&format!("{func} requires at least {needed}")));
-        }
-        let by = if sample { e.count - 1 } else { e.count };
-        if let Some(x) = e.non_finite {
-            return Ok(Spread::NonFinite(x / by as f64));
-        }
-        return Ok(Spread::Ratio(e.sum, nat(by).shl(e.scale), e.float));
-    }
-    let e = exact(&items)?;
+        None => exact(&items)?,
+    };
     if e.count < min {
         return Err(stats_error(&format!("{func} requires at least {needed}")));
     }
     let by = if sample { e.count - 1 } else { e.count };
     if let Some(x) = e.non_finite {
         return Ok(Spread::NonFinite(x / by as f64));
+    }
+    if center.is_some() {
+        // The squares were summed already: their sum over `by`.
+        return Ok(Spread::Ratio(e.sum, nat(by).shl(e.scale), e.float));
     }
     // (n * sum(x**2) - sum(x)**2) / (n * by), over the squared scale.
     let num = nat(e.count).mul(&e.squares).sub(&e.sum.mul(&e.sum));
