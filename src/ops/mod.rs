@@ -111,7 +111,7 @@ pub use recurrent::{recurrence, Cell, CellWeights, Gate, Recurrence};
 pub use reduce::{
     reduce, reduce_mean, reduce_sum, sum_to, ArgReduce, ProdGrad, Reduce, ReduceKind,
 };
-pub use resize::{upsample_nearest, zero_pad2d};
+pub use resize::{resize_images, upsample_nearest, zero_pad2d, Interpolation};
 pub use scan::{cumsum, Scan};
 pub use select::{top_k, unique, SelectOp};
 pub use shape::{

@@ -1,6 +1,7 @@
-//! `tf.image`: `flip_left_right`, `flip_up_down`, `rot90`, `convert_image_dtype` and
-//! `per_image_standardization`, composed of op-library ops (reversing strided slices,
-//! transposes, casts, element-wise math and reductions) the way TensorFlow composes them,
+//! `tf.image`: `flip_left_right`, `flip_up_down`, `rot90`, `convert_image_dtype`,
+//! `per_image_standardization` and `resize` (with `ResizeMethod`), composed of op-library
+//! ops (reversing strided slices, transposes, casts, gathers, element-wise math and
+//! reductions) the way TensorFlow composes them,
 //! so tapes and `tf.function` traces see them and their gradients are those ops'. Shape
 //! checks and their texts are TensorFlow's (including its missing space in the flips'
 //! rank error).
@@ -9,7 +10,7 @@ use super::convert::{dtype_arg, tensor_of};
 use super::eager::apply;
 use super::ops::arg;
 use super::{given, set_all, Body, TfError};
-use crate::lang::{Args, Ctx, NativeModule, PyResult, Value};
+use crate::lang::{Args, Ctx, NativeClass, NativeModule, PyResult, Value};
 use crate::ops::{self, Binary, Eager, OpResult, ReduceKind, SliceItem, Tensor, Unary};
 use crate::tensor::{shape_str, DType};
 
@@ -218,6 +219,139 @@ fn per_image_standardization(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> 
     })
 }
 
+/// `tf.image.ResizeMethod`'s names and the strings they stand for.
+const RESIZE_METHODS: &[(&str, &str)] = &[
+    ("AREA", "area"),
+    ("BICUBIC", "bicubic"),
+    ("BILINEAR", "bilinear"),
+    ("GAUSSIAN", "gaussian"),
+    ("LANCZOS3", "lanczos3"),
+    ("LANCZOS5", "lanczos5"),
+    ("MITCHELLCUBIC", "mitchellcubic"),
+    ("NEAREST_NEIGHBOR", "nearest"),
+];
+
+fn resize_method_class() -> Value {
+    RESIZE_METHODS
+        .iter()
+        .fold(
+            NativeClass::new(
+                "ResizeMethod",
+                "tensorflow.python.ops.image_ops_impl",
+                "See `tf.image.resize` for details.",
+            ),
+            |class, (name, method)| class.static_attr(name, Value::str(method)),
+        )
+        .into_value()
+}
+
+/// `size` of `tf.image.resize`: two positive integers, with TF's errors for another shape
+/// or dtype.
+fn resize_size(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(i64, i64)> {
+    let size = tensor_of(v, ctx)?;
+    if size.shape() != [2] {
+        return Err(TfError::Value(
+            "'size' must be a 1-D Tensor of 2 elements: new_height, new_width".into(),
+        )
+        .into());
+    }
+    if !size.dtype().is_int() {
+        return Err(TfError::Value("'size' must be a 1-D int32 Tensor".into()).into());
+    }
+    match size.value().to_i64_vec().1.as_slice() {
+        [h, w] => Ok((*h, *w)),
+        _ => Err(TfError::Value(
+            "'size' must be a 1-D Tensor of 2 elements: new_height, new_width".into(),
+        )
+        .into()),
+    }
+}
+
+/// The size `preserve_aspect_ratio=True` resizes an `h` x `w` image to: the largest that
+/// fits in `height` x `width` at the image's own aspect ratio, computed in float32 and
+/// rounded half to even, as TF's graph computes it.
+fn fit_aspect(h: usize, w: usize, (height, width): (i64, i64)) -> (i64, i64) {
+    let (h, w) = (h as f32, w as f32);
+    let scale = (height as f32 / h).min(width as f32 / w);
+    (
+        (scale * h).round_ties_even() as i64,
+        (scale * w).round_ties_even() as i64,
+    )
+}
+
+/// `tf.image.resize(images, size, method='bilinear', preserve_aspect_ratio=False,
+/// antialias=False)`: a 3-D image or a 4-D batch resampled to `size`.
+fn resize(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let s = args.bind(
+        "resize",
+        &[
+            "images",
+            "size",
+            "method",
+            "preserve_aspect_ratio",
+            "antialias",
+            "name",
+        ],
+        2,
+    )?;
+    let t = tensor_of(arg(&s, 0), ctx)?;
+    if !(3..=4).contains(&t.ndim()) {
+        return Err(TfError::Value("'images' must have either 3 or 4 dimensions.".into()).into());
+    }
+    let (mut height, mut width) = resize_size(arg(&s, 1), ctx)?;
+    let method = match given(&s[2]) {
+        None => "bilinear".to_string(),
+        Some(v) => ctx.str(v)?,
+    };
+    let method = match method.as_str() {
+        "bilinear" => ops::Interpolation::Bilinear,
+        "nearest" => ops::Interpolation::Nearest,
+        known if RESIZE_METHODS.iter().any(|(_, m)| *m == known) => {
+            return Err(TfError::NotImplemented(format!(
+                "tf.image.resize with method='{known}' is not supported by this kernel;                  'bilinear' (the default) and 'nearest' are."
+            ))
+            .into())
+        }
+        other => {
+            return Err(
+                TfError::Value(format!("Resize method is not implemented: {other}")).into(),
+            )
+        }
+    };
+    if let Some(v) = given(&s[4]) {
+        if ctx.truthy(v)? {
+            return Err(TfError::NotImplemented(
+                "tf.image.resize with antialias=True is not supported by this kernel;                  resize without it."
+                    .into(),
+            )
+            .into());
+        }
+    }
+    let batched = t.ndim() == 4;
+    let dims = t.shape().to_vec();
+    let (h, w) = (dims[dims.len() - 3], dims[dims.len() - 2]);
+    if let Some(v) = given(&s[3]) {
+        if ctx.truthy(v)? && h > 0 && w > 0 {
+            (height, width) = fit_aspect(h, w, (height, width));
+        }
+    }
+    // A negative size is the kernel's error, as zero is.
+    let size = (height.max(0) as usize, width.max(0) as usize);
+    apply(ctx, |e| {
+        let x = if batched {
+            t.clone()
+        } else {
+            ops::expand_dims(e, &t, 0)?
+        };
+        let y = ops::resize_images(e, &x, size, method)?;
+        if batched {
+            Ok(y)
+        } else {
+            ops::squeeze(e, &y, &[0])
+        }
+    })
+}
+
 /// The functions of `tf.image`: signature (whose text before `(` is the name), body.
 const FUNCTIONS: &[(&str, Body)] = &[
     ("flip_left_right(image)", |a, ctx| {
@@ -235,11 +369,16 @@ const FUNCTIONS: &[(&str, Body)] = &[
         "per_image_standardization(image)",
         per_image_standardization,
     ),
+    (
+        "resize(images, size, method='bilinear', preserve_aspect_ratio=False, \
+         antialias=False, name=None)",
+        resize,
+    ),
 ];
 
 /// The `tf.image` module.
 pub fn module() -> Value {
     let m = NativeModule::new("tensorflow.image", "Image ops.");
     set_all(&m, FUNCTIONS);
-    m.into_value()
+    m.with("ResizeMethod", resize_method_class()).into_value()
 }
