@@ -163,6 +163,11 @@ fn statistics_matches_cpython() {
     matches_cpython("statistics", 22);
 }
 
+#[test]
+fn logging_matches_cpython() {
+    matches_cpython("logging", 10);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

@@ -6,7 +6,7 @@
 //! `operator`, `collections` (`deque`, `namedtuple`; its dict subclasses `Counter`,
 //! `defaultdict` and `OrderedDict` in `mappings`), `random` (CPython's streams), `re`,
 //! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv`, `pprint`, `typing`,
-//! `contextlib` and `statistics`. [`NAMES`] is the
+//! `contextlib`, `statistics` and `logging`. [`NAMES`] is the
 //! one list of them. Plain wrappers over `std::fs`; errors become
 //! `FileNotFoundError`/`OSError` with CPython's wording.
 
@@ -20,6 +20,7 @@ mod glob;
 mod io;
 mod itertools;
 mod json;
+pub(crate) mod logging;
 mod mappings;
 mod operator;
 mod pathlib;
@@ -387,6 +388,7 @@ pub const NAMES: &[&str] = &[
     "typing",
     "contextlib",
     "statistics",
+    "logging",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -408,6 +410,7 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "typing" => typing::module(),
         "contextlib" => contextlib::module(),
         "statistics" => statistics::module(ctx),
+        "logging" => logging::module(),
         "textwrap" => textwrap::module(),
         "io" => io::module(),
         "copy" => copy::module(),

@@ -148,6 +148,16 @@ pub fn module(ctx: &mut dyn Ctx) -> PyResult<Value> {
         "device",
         func("device", "device(device_name)", config::device),
     )
+    .with(
+        "get_logger",
+        func("get_logger", "get_logger()", |a, ctx| {
+            a.bind("get_logger", &[], 0)?;
+            Ok(crate::bindings::stdlib::logging::get_logger(
+                Some("tensorflow"),
+                ctx,
+            ))
+        }),
+    )
     .with("train", train::module())
     .with("TensorShape", shape::class())
     .with(

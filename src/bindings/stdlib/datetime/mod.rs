@@ -4,7 +4,7 @@
 //! value is naive, as `datetime.now()` gives it.
 
 mod delta;
-mod format;
+pub(super) mod format;
 
 use std::any::Any;
 use std::cmp::Ordering;
