@@ -39,6 +39,21 @@ fn devices_strategy_and_info_line() {
 }
 
 #[test]
+fn the_tensorflow_logger_silences_the_info_line() {
+    // Tutorials quiet TF's INFO lines through its logger; the kernel's own TF log lines
+    // obey it, and show again once its level allows them.
+    let s = session();
+    ok(&s, SPLIT_TWO);
+    let out = ok(&s, "tf.get_logger().setLevel('ERROR')\nstrategy = tf.distribute.MirroredStrategy()\nprint(strategy.num_replicas_in_sync)");
+    assert_eq!(out, "2\n");
+    let out = ok(&s, "import logging\nlogging.getLogger('tensorflow').setLevel(logging.INFO)\nstrategy = tf.distribute.MirroredStrategy()");
+    assert!(
+        out.starts_with("INFO:tensorflow:Using MirroredStrategy with devices"),
+        "{out}"
+    );
+}
+
+#[test]
 fn tensors_print_as_tf() {
     let s = session();
     let out = ok(&s, "import tensorflow as tf\nx = tf.constant([[1., 2.], [3., 4.]])\nprint(x)\nprint(repr(x))\nprint(x.shape, repr(x.shape), x.shape.as_list())\nprint(tf.reduce_sum(x))\nv = tf.Variable([1., 2.])\nprint(repr(v))");

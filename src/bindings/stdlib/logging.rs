@@ -144,6 +144,21 @@ pub(crate) fn get_logger(name: Option<&str>, ctx: &mut dyn Ctx) -> Value {
     v
 }
 
+/// Whether a line the kernel logs as TensorFlow would (`INFO:tensorflow:...`) at `level`
+/// shows: the `tensorflow` logger decides once a cell set its level; until then INFO and
+/// above show, as they do in a notebook. `logging.disable` and `disabled` apply too.
+pub(crate) fn tf_enabled(level: i64, ctx: &mut dyn Ctx) -> bool {
+    let logger = get_logger(Some("tensorflow"), ctx);
+    let Some(l) = logger.downcast::<Logger>() else {
+        return true;
+    };
+    let threshold = match l.level.get() {
+        0 => 20,
+        own => own,
+    };
+    !l.disabled.get() && loggers(ctx).disabled_at < level && level >= threshold
+}
+
 /// The nearest existing ancestor of `name` in the dotted hierarchy (`a.b` for `a.b.c`),
 /// else the root.
 fn parent_of(name: &str, ctx: &mut dyn Ctx) -> Option<Value> {

@@ -13,7 +13,6 @@ use super::eager::{context, op_err, run, wrap};
 use super::tensor::Tensor;
 use super::variable::Variable;
 use super::{address_of, bound, given, TfError, TfState};
-use crate::cell::{Output, StreamName};
 use crate::lang::{Args, CmpOp, Ctx, Dict, NativeClass, Object, PyErr, PyResult, Value};
 use crate::ops::{lock, Source, Tape, TapeRef, Unconnected};
 
@@ -25,10 +24,7 @@ pub struct TapeWarnings {
 }
 
 fn warn(ctx: &mut dyn Ctx, text: &str) {
-    ctx.emit(Output::Stream {
-        name: StreamName::Stderr,
-        text: format!("WARNING:tensorflow:{text}\n"),
-    });
+    super::tf_log(ctx, 30, text);
 }
 
 /// A nested structure of values (lists, tuples, dicts) as TF's `nest` sees it.

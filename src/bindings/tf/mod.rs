@@ -220,6 +220,25 @@ pub(crate) fn print_line(ctx: &mut dyn Ctx, text: &str) {
     });
 }
 
+/// A line TensorFlow logs through its `tensorflow` logger (`INFO:tensorflow:...` on stdout
+/// as in a notebook, `WARNING:tensorflow:...` and above on stderr), unless a cell silenced
+/// that logger (`tf.get_logger().setLevel('ERROR')`).
+pub(crate) fn tf_log(ctx: &mut dyn Ctx, level: i64, text: &str) {
+    if !crate::bindings::stdlib::logging::tf_enabled(level, ctx) {
+        return;
+    }
+    let (name, label) = match level {
+        l if l >= 50 => (StreamName::Stderr, "CRITICAL"),
+        l if l >= 40 => (StreamName::Stderr, "ERROR"),
+        l if l >= 30 => (StreamName::Stderr, "WARNING"),
+        _ => (StreamName::Stdout, "INFO"),
+    };
+    ctx.emit(Output::Stream {
+        name,
+        text: format!("{label}:tensorflow:{text}\n"),
+    });
+}
+
 /// An optional argument slot that is absent or `None`.
 pub(crate) fn given(slot: &Option<Value>) -> Option<&Value> {
     match slot {

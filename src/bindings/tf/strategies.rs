@@ -177,10 +177,11 @@ fn mirrored(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         .iter()
         .map(|d| full_device_name(d.kind.as_str(), d.index))
         .collect();
-    print_line(
+    super::tf_log(
         ctx,
+        20,
         &format!(
-            "INFO:tensorflow:Using MirroredStrategy with devices {}",
+            "Using MirroredStrategy with devices {}",
             devices_tuple_text(&names)
         ),
     );
