@@ -383,27 +383,19 @@ mod tests {
                 keepdims,
             });
         }
-        out.push(Stateless::Pool {
-            max: false,
-            rank: 1,
-            pool_size: (3, 1),
-            strides: (2, 1),
-            padding: Padding::Same,
-        });
-        out.push(Stateless::Pool {
-            max: true,
-            rank: 1,
-            pool_size: (2, 1),
-            strides: (1, 1),
-            padding: Padding::Valid,
-        });
-        out.push(Stateless::Pool {
-            max: false,
-            rank: 2,
-            pool_size: (2, 3),
-            strides: (1, 2),
-            padding: Padding::Valid,
-        });
+        for (max, rank, pool_size, strides, padding) in [
+            (false, 1, (3, 1), (2, 1), Padding::Same),
+            (true, 1, (2, 1), (1, 1), Padding::Valid),
+            (false, 2, (2, 3), (1, 2), Padding::Valid),
+        ] {
+            out.push(Stateless::Pool {
+                max,
+                rank,
+                pool_size,
+                strides,
+                padding,
+            });
+        }
         out.extend([
             Stateless::ReLU {
                 max_value: Some(6.0),

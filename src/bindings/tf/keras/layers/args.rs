@@ -180,25 +180,23 @@ pub fn dense(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(make(kind, b, ctx))
 }
 
+/// The arguments Keras's convolutions share, in their constructors' order.
+const CONV_ARGS: [&str; 11] = [
+    "filters",
+    "kernel_size",
+    "strides",
+    "padding",
+    "data_format",
+    "dilation_rate",
+    "groups",
+    "activation",
+    "use_bias",
+    "kernel_initializer",
+    "bias_initializer",
+];
+
 pub fn conv2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let b = bind(
-        "Conv2D",
-        args,
-        &[
-            "filters",
-            "kernel_size",
-            "strides",
-            "padding",
-            "data_format",
-            "dilation_rate",
-            "groups",
-            "activation",
-            "use_bias",
-            "kernel_initializer",
-            "bias_initializer",
-        ],
-        2,
-    )?;
+    let b = bind("Conv2D", args, &CONV_ARGS, 2)?;
     let s = &b.own;
     let filters = pos_usize(s[0].as_ref().unwrap_or(&Value::None), "filters")?;
     let kernel_size = pair(given(&s[1]), (3, 3), "kernel_size")?;
@@ -225,19 +223,6 @@ pub fn conv2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 /// `channels_first`, regularizers and constraints are refused by name.
 pub fn conv1d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let cls = "Conv1D";
-    let own = [
-        "filters",
-        "kernel_size",
-        "strides",
-        "padding",
-        "data_format",
-        "dilation_rate",
-        "groups",
-        "activation",
-        "use_bias",
-        "kernel_initializer",
-        "bias_initializer",
-    ];
     let refused = [
         "kernel_regularizer",
         "bias_regularizer",
@@ -245,7 +230,7 @@ pub fn conv1d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "kernel_constraint",
         "bias_constraint",
     ];
-    let names: Vec<&str> = own.iter().chain(&refused).copied().collect();
+    let names: Vec<&str> = CONV_ARGS.iter().chain(&refused).copied().collect();
     let b = bind(cls, args, &names, 2)?;
     let s = &b.own;
     let at = |k: &str| {
