@@ -204,6 +204,23 @@ pub struct Window {
     pub out_w: usize,
 }
 
+impl Window {
+    /// Values in one patch: the kernel's window across every channel (one row of `im2col`).
+    pub fn patch_len(&self) -> usize {
+        self.kernel_h * self.kernel_w * self.channels
+    }
+
+    /// Output positions of one image (the rows `im2col` makes per image).
+    pub fn out_pixels(&self) -> usize {
+        self.out_h * self.out_w
+    }
+
+    /// Values of one input image.
+    pub fn image_len(&self) -> usize {
+        self.height * self.width * self.channels
+    }
+}
+
 /// Fails with a shape error unless `a == b`; `op` names the operation. Every device checks
 /// lengths with it, so their messages match.
 pub(crate) fn same_len(op: &'static str, a: usize, b: usize) -> DResult<()> {

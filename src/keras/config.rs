@@ -102,6 +102,8 @@ pub enum LayerKind {
     },
     /// `SimpleRNN`, `LSTM` and `GRU`: they run on the op library only.
     Recurrent(super::recurrent::Recurrent),
+    /// `Conv1D`: it runs on the op library only.
+    Conv1D(super::conv1d::Conv1D),
 }
 
 impl LayerKind {
@@ -155,6 +157,7 @@ impl LayerKind {
             LayerKind::Stateless(s) => s.class_name(),
             LayerKind::Embedding { .. } => "Embedding",
             LayerKind::Recurrent(r) => r.class_name(),
+            LayerKind::Conv1D(_) => "Conv1D",
         }
     }
 
@@ -174,6 +177,7 @@ impl LayerKind {
             LayerKind::Stateless(s) => s.base_name(),
             LayerKind::Embedding { .. } => "embedding",
             LayerKind::Recurrent(r) => r.base_name(),
+            LayerKind::Conv1D(_) => "conv1d",
         }
     }
 
@@ -185,6 +189,7 @@ impl LayerKind {
                 | LayerKind::Stateless(_)
                 | LayerKind::Embedding { .. }
                 | LayerKind::Recurrent(_)
+                | LayerKind::Conv1D(_)
         )
     }
 
@@ -489,6 +494,20 @@ impl ModelConfig {
                         }
                     }
                     (r.out_shape(&l.name, &shape)?, (None, None))
+                }
+                LayerKind::Conv1D(c) => {
+                    positive(&l.name, "filters", c.filters)?;
+                    let out = c.out_shape(&l.name, &shape)?;
+                    let mut kb = (None, None);
+                    for (name, vshape, init, fans) in c.variables(&l.name, &shape)? {
+                        let v = var(&mut plan, name, vshape, &init, fans)?;
+                        if name == "kernel" {
+                            kb.0 = v;
+                        } else {
+                            kb.1 = v;
+                        }
+                    }
+                    (out, kb)
                 }
             };
             plan.in_shapes.push(shape);

@@ -353,6 +353,7 @@ pub fn forward(
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
             LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
+            LayerKind::Conv1D(c) => return Err(c.not_on_engine()),
         }
     }
     Ok(())
@@ -476,6 +477,7 @@ pub fn backward(
                 return Err(KerasError::Value("Embedding runs on the op library".into()))
             }
             LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
+            LayerKind::Conv1D(c) => return Err(c.not_on_engine()),
         }
     }
     Ok(())

@@ -27,6 +27,7 @@ pub mod callbacks;
 pub mod cifar;
 pub mod compile;
 pub mod config;
+pub mod conv1d;
 pub mod datasets;
 pub mod error;
 pub mod fit;

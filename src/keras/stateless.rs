@@ -1,5 +1,6 @@
 //! Keras's layers without variables that only the op library runs: global and average
-//! pooling (`GlobalAveragePooling1D/2D`, `GlobalMaxPooling1D/2D`, `AveragePooling1D/2D`),
+//! pooling (`GlobalAveragePooling1D/2D`, `GlobalMaxPooling1D/2D`, `AveragePooling1D/2D`,
+//! `MaxPooling1D`),
 //! the rectifier layers (`ReLU`, `LeakyReLU`, `ELU`), `Rescaling`, and the rearranging
 //! layers (`RepeatVector`, `Permute`, `UpSampling2D`, `ZeroPadding2D`): their arguments, their shape rule (shapes here never
 //! include the batch axis) and the layer-specific part of their `get_config()`. The
@@ -20,8 +21,10 @@ pub enum Stateless {
         rank: usize,
         keepdims: bool,
     },
-    /// `AveragePooling1D` (rank 1: only the first of each pair counts) or `2D`.
-    AveragePool {
+    /// `AveragePooling1D/2D`, or with `max` `MaxPooling1D` (rank 1: only the first of
+    /// each pair counts; `MaxPooling2D` is a layer of the compiled engine).
+    Pool {
+        max: bool,
         rank: usize,
         pool_size: (usize, usize),
         strides: (usize, usize),
@@ -70,8 +73,12 @@ impl Stateless {
             Stateless::GlobalPool { max: false, .. } => "GlobalAveragePooling2D",
             Stateless::GlobalPool { rank: 1, .. } => "GlobalMaxPooling1D",
             Stateless::GlobalPool { .. } => "GlobalMaxPooling2D",
-            Stateless::AveragePool { rank: 1, .. } => "AveragePooling1D",
-            Stateless::AveragePool { .. } => "AveragePooling2D",
+            Stateless::Pool {
+                max: true, rank: 1, ..
+            } => "MaxPooling1D",
+            Stateless::Pool { max: true, .. } => "MaxPooling2D",
+            Stateless::Pool { rank: 1, .. } => "AveragePooling1D",
+            Stateless::Pool { .. } => "AveragePooling2D",
             Stateless::ReLU { .. } => "ReLU",
             Stateless::LeakyReLU { .. } => "LeakyReLU",
             Stateless::ELU { .. } => "ELU",
@@ -93,8 +100,12 @@ impl Stateless {
             Stateless::GlobalPool { max: false, .. } => "global_average_pooling2d",
             Stateless::GlobalPool { rank: 1, .. } => "global_max_pooling1d",
             Stateless::GlobalPool { .. } => "global_max_pooling2d",
-            Stateless::AveragePool { rank: 1, .. } => "average_pooling1d",
-            Stateless::AveragePool { .. } => "average_pooling2d",
+            Stateless::Pool {
+                max: true, rank: 1, ..
+            } => "max_pooling1d",
+            Stateless::Pool { max: true, .. } => "max_pooling2d",
+            Stateless::Pool { rank: 1, .. } => "average_pooling1d",
+            Stateless::Pool { .. } => "average_pooling2d",
             Stateless::ReLU { .. } => "re_lu",
             Stateless::LeakyReLU { .. } => "leaky_re_lu",
             Stateless::ELU { .. } => "elu",
@@ -114,9 +125,7 @@ impl Stateless {
     /// The rank (with the batch axis) Keras's input spec asks for, if it fixes one.
     pub fn input_ndim(&self) -> Option<usize> {
         match self {
-            Stateless::GlobalPool { rank, .. } | Stateless::AveragePool { rank, .. } => {
-                Some(rank + 2)
-            }
+            Stateless::GlobalPool { rank, .. } | Stateless::Pool { rank, .. } => Some(rank + 2),
             Stateless::RepeatVector { .. } => Some(2),
             Stateless::UpSampling2D { .. } | Stateless::ZeroPadding2D { .. } => Some(4),
             Stateless::Permute { dims } => Some(dims.len() + 1),
@@ -146,11 +155,12 @@ impl Stateless {
                     vec![c]
                 }
             }
-            Stateless::AveragePool {
+            Stateless::Pool {
                 rank,
                 pool_size,
                 strides,
                 padding,
+                ..
             } => {
                 let windows = [(pool_size.0, strides.0), (pool_size.1, strides.1)];
                 let mut out = vec![];
@@ -209,11 +219,12 @@ pub fn config_json(s: &Stateless) -> serde_json::Value {
         Stateless::GlobalPool { keepdims, .. } => {
             json!({"data_format": "channels_last", "keepdims": keepdims})
         }
-        Stateless::AveragePool {
+        Stateless::Pool {
             rank,
             pool_size,
             strides,
             padding,
+            ..
         } => json!({"pool_size": sizes(*rank, *pool_size), "padding": padding.keras_name(),
             "strides": sizes(*rank, *strides), "data_format": "channels_last"}),
         Stateless::ReLU {
@@ -263,7 +274,7 @@ pub fn from_config(class: &str, c: &serde_json::Value) -> Option<KResult<Statele
         rank,
         keepdims,
     };
-    let average = |rank: usize| -> KResult<Stateless> {
+    let window = |max: bool, rank: usize| -> KResult<Stateless> {
         let pool = pair(&sizes("pool_size"), (2, 2));
         let pool = if rank == 1 { (pool.0, 1) } else { pool };
         let strides = match sizes("strides").as_slice() {
@@ -275,7 +286,8 @@ pub fn from_config(class: &str, c: &serde_json::Value) -> Option<KResult<Statele
             .get("padding")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("valid");
-        Ok(Stateless::AveragePool {
+        Ok(Stateless::Pool {
+            max,
             rank,
             pool_size: pool,
             strides,
@@ -287,8 +299,9 @@ pub fn from_config(class: &str, c: &serde_json::Value) -> Option<KResult<Statele
         "GlobalAveragePooling2D" => global(false, 2),
         "GlobalMaxPooling1D" => global(true, 1),
         "GlobalMaxPooling2D" => global(true, 2),
-        "AveragePooling1D" => return Some(average(1)),
-        "AveragePooling2D" => return Some(average(2)),
+        "MaxPooling1D" => return Some(window(true, 1)),
+        "AveragePooling1D" => return Some(window(false, 1)),
+        "AveragePooling2D" => return Some(window(false, 2)),
         "ReLU" => Stateless::ReLU {
             max_value: c.get("max_value").and_then(serde_json::Value::as_f64),
             negative_slope: f("negative_slope", 0.0),
@@ -344,6 +357,7 @@ pub const CLASSES: &[&str] = &[
     "GlobalAveragePooling2D",
     "GlobalMaxPooling1D",
     "GlobalMaxPooling2D",
+    "MaxPooling1D",
     "AveragePooling1D",
     "AveragePooling2D",
     "ReLU",
@@ -369,18 +383,19 @@ mod tests {
                 keepdims,
             });
         }
-        out.push(Stateless::AveragePool {
-            rank: 1,
-            pool_size: (3, 1),
-            strides: (2, 1),
-            padding: Padding::Same,
-        });
-        out.push(Stateless::AveragePool {
-            rank: 2,
-            pool_size: (2, 3),
-            strides: (1, 2),
-            padding: Padding::Valid,
-        });
+        for (max, rank, pool_size, strides, padding) in [
+            (false, 1, (3, 1), (2, 1), Padding::Same),
+            (true, 1, (2, 1), (1, 1), Padding::Valid),
+            (false, 2, (2, 3), (1, 2), Padding::Valid),
+        ] {
+            out.push(Stateless::Pool {
+                max,
+                rank,
+                pool_size,
+                strides,
+                padding,
+            });
+        }
         out.extend([
             Stateless::ReLU {
                 max_value: Some(6.0),
@@ -430,7 +445,8 @@ mod tests {
             keepdims: true,
         };
         assert_eq!(gap.out_shape("g", &[5, 6, 3]).ok(), Some(vec![1, 1, 3]));
-        let avg = Stateless::AveragePool {
+        let avg = Stateless::Pool {
+            max: false,
             rank: 1,
             pool_size: (3, 1),
             strides: (2, 1),

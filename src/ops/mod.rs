@@ -20,7 +20,8 @@
 //!   split, ...), `index.rs` (slices, gather, one-hot), `window.rs` (conv2d and pooling),
 //!   `loss.rs` (Keras's losses and TF's cross-entropies), `normalization.rs` (moments and
 //!   batch normalization, composed of the ops above), `variance.rs` (`reduce_variance` and
-//!   `reduce_std`), `pooling.rs` (global and one-dimensional pooling), `rectifier.rs`
+//!   `reduce_std`), `pooling.rs` (global and one-dimensional pooling), `conv1d.rs` (the
+//!   one-dimensional convolution with causal padding and dilation), `rectifier.rs`
 //!   (Keras's ReLU and ELU with their arguments), `recurrent.rs` (a sequence through a simple
 //!   RNN, LSTM or GRU cell) and `resize.rs` (nearest upsampling and
 //!   zero padding of images), composed likewise, `random.rs` (dropout, samples, seeds, TF's
@@ -58,6 +59,7 @@
 //! ```
 
 mod activation;
+mod conv1d;
 mod device_io;
 mod eager;
 mod elementwise;
@@ -88,6 +90,7 @@ mod window;
 mod tests;
 
 pub use activation::{activate, softmax, Activation, Softmax};
+pub use conv1d::{conv1d, Conv1dPadding};
 pub use eager::{Assign, Eager, Observer, ObserverId};
 pub use elementwise::{
     add, add_n, binary, cast, clip_by_value, div, identity, mul, neg, ones_like, scale, select,

@@ -48,7 +48,7 @@ pub fn upsample_nearest(e: &mut Eager, x: &Tensor, rows: usize, cols: usize) -> 
 }
 
 /// `x` with `before` and `after` slices of zeros along `axis`.
-fn pad_axis(
+pub(super) fn pad_axis(
     e: &mut Eager,
     x: &Tensor,
     axis: usize,

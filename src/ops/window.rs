@@ -463,8 +463,8 @@ fn conv2d(
     f: &NdArray,
     dt: DType,
 ) -> OpResult<NdArray> {
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    let rows = w.batch * w.out_h * w.out_w;
+    let patch = w.patch_len();
+    let rows = w.batch * w.out_pixels();
     let out_shape = [w.batch, w.out_h, w.out_w, cout];
     if dt == DType::F32 {
         let xt = upload(dev, x, x.shape())?;
@@ -501,8 +501,8 @@ fn conv2d_input(
     dy: &NdArray,
     dt: DType,
 ) -> OpResult<NdArray> {
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    let rows = w.batch * w.out_h * w.out_w;
+    let patch = w.patch_len();
+    let rows = w.batch * w.out_pixels();
     let in_shape = [w.batch, w.height, w.width, w.channels];
     if dt == DType::F32 {
         let dyt = upload(dev, dy, &[rows, cout])?;
@@ -538,8 +538,8 @@ fn conv2d_filter(
     dy: &NdArray,
     dt: DType,
 ) -> OpResult<NdArray> {
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    let rows = w.batch * w.out_h * w.out_w;
+    let patch = w.patch_len();
+    let rows = w.batch * w.out_pixels();
     let f_shape = [w.kernel_h, w.kernel_w, w.channels, cout];
     if dt == DType::F32 {
         let xt = upload(dev, x, x.shape())?;

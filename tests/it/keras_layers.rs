@@ -10,14 +10,9 @@
 //! printed: numbers within 1e-5 (relative for large ones), everything else exactly. The
 //! fixture is written by tests/fixtures/keras/make_layers_reference.py.
 
-use crate::common::cells::{every_cell_matches, stdout_and_displays, Fixture};
+use crate::common::cells::every_layer_cell_matches;
 
 #[test]
 fn every_cell_matches_keras() {
-    every_cell_matches(&Fixture {
-        file: "tests/fixtures/keras/layers_reference.json",
-        tol: 1e-5,
-        warnings: "WARNING:tensorflow:",
-        printed: stdout_and_displays,
-    });
+    every_layer_cell_matches("tests/fixtures/keras/layers_reference.json");
 }

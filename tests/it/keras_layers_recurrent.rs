@@ -11,27 +11,16 @@
 //! tests/fixtures/keras/make_layers_recurrent_reference.py. A model holding an LSTM saved
 //! here loads back with its weights and trains on as the original does.
 
-use crate::common::cells::{
-    every_cell_matches, ok, saved_and_loaded_back, stdout_and_displays, Fixture,
-};
-use mirror_kernel::session::Session;
+use crate::common::cells::{every_layer_cell_matches, ok, saved_and_loaded_back, session};
 
 #[test]
 fn every_cell_matches_keras() {
-    every_cell_matches(&Fixture {
-        file: "tests/fixtures/keras/layers_recurrent_reference.json",
-        tol: 1e-5,
-        warnings: "WARNING:tensorflow:",
-        printed: stdout_and_displays,
-    });
+    every_layer_cell_matches("tests/fixtures/keras/layers_recurrent_reference.json");
 }
 
 #[test]
 fn a_recurrent_model_saved_here_loads_back_and_trains_on_exactly() {
-    let s = match Session::start() {
-        Ok(s) => s,
-        Err(e) => panic!("session did not start: {e}"),
-    };
+    let s = session();
     ok(
         &s,
         "import tensorflow as tf\nimport numpy as np\n\
@@ -54,10 +43,7 @@ m.fit(x, y, epochs=2, batch_size=4, verbose=0, shuffle=False)\n",
 
 #[test]
 fn refused_options_say_so() {
-    let s = match Session::start() {
-        Ok(s) => s,
-        Err(e) => panic!("session did not start: {e}"),
-    };
+    let s = session();
     let out = ok(
         &s,
         "import tensorflow as tf\n\

@@ -10,27 +10,16 @@
 //! written by tests/fixtures/keras/make_layers_sequence_reference.py. A model holding an
 //! Embedding saved here loads back with its weights and Adam's state.
 
-use crate::common::cells::{
-    every_cell_matches, ok, saved_and_loaded_back, stdout_and_displays, Fixture,
-};
-use mirror_kernel::session::Session;
+use crate::common::cells::{every_layer_cell_matches, ok, saved_and_loaded_back, session};
 
 #[test]
 fn every_cell_matches_keras() {
-    every_cell_matches(&Fixture {
-        file: "tests/fixtures/keras/layers_sequence_reference.json",
-        tol: 1e-5,
-        warnings: "WARNING:tensorflow:",
-        printed: stdout_and_displays,
-    });
+    every_layer_cell_matches("tests/fixtures/keras/layers_sequence_reference.json");
 }
 
 #[test]
 fn a_text_classifier_saved_here_loads_back_and_trains_on_exactly() {
-    let s = match Session::start() {
-        Ok(s) => s,
-        Err(e) => panic!("session did not start: {e}"),
-    };
+    let s = session();
     ok(
         &s,
         "import tensorflow as tf\nimport numpy as np\n\

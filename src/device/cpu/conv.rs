@@ -21,18 +21,55 @@ fn images_per_slice(rows: usize, patch: usize) -> usize {
     (SLICE_BYTES / (4 * rows * patch).max(1)).max(1)
 }
 
-/// Runs `f(first, sub)` for each slice of images: `sub` is the window of the slice's images,
-/// from image `first` on.
-fn for_slices(w: &Window, mut f: impl FnMut(usize, &Window) -> DResult<()>) -> DResult<()> {
-    let per = images_per_slice(w.out_h * w.out_w, w.kernel_h * w.kernel_w * w.channels);
+/// One slice of images: its window, and where its images lie in each buffer of the whole
+/// batch. The forward pass and the input gradient walk the same slices, so the sizes of
+/// an image in the input, the patch columns and the output are said here once.
+struct Slice {
+    /// The window of the slice's images alone.
+    sub: Window,
+    /// The slice's images, as indices into the batch.
+    images: std::ops::Range<usize>,
+}
+
+impl Slice {
+    /// Rows of the slice's product: one per output position of each of its images.
+    fn rows(&self) -> usize {
+        self.sub.batch * self.sub.out_pixels()
+    }
+
+    /// The part of a buffer of `per_image` values per image that holds the slice.
+    fn range(&self, per_image: usize) -> std::ops::Range<usize> {
+        self.images.start * per_image..self.images.end * per_image
+    }
+
+    /// The slice's images in the batch input (or its gradient).
+    fn input(&self) -> std::ops::Range<usize> {
+        self.range(self.sub.image_len())
+    }
+
+    /// The slice's patch columns (`im2col`'s output, or the gradient the product gives).
+    fn cols(&self) -> std::ops::Range<usize> {
+        self.range(self.sub.out_pixels() * self.sub.patch_len())
+    }
+
+    /// The slice's output rows of `n` filters.
+    fn output(&self, n: usize) -> std::ops::Range<usize> {
+        self.range(self.sub.out_pixels() * n)
+    }
+}
+
+/// Runs `f` on each slice of the batch, in order.
+fn for_slices(w: &Window, mut f: impl FnMut(&Slice) -> DResult<()>) -> DResult<()> {
+    let per = images_per_slice(w.out_pixels(), w.patch_len());
     let mut first = 0;
     while first < w.batch {
-        let sub = Window {
-            batch: per.min(w.batch - first),
-            ..*w
+        let batch = per.min(w.batch - first);
+        let slice = Slice {
+            sub: Window { batch, ..*w },
+            images: first..first + batch,
         };
-        f(first, &sub)?;
-        first += sub.batch;
+        f(&slice)?;
+        first += batch;
     }
     Ok(())
 }
@@ -50,17 +87,23 @@ pub fn forward(
     post: Post<'_>,
     threads: usize,
 ) -> DResult<()> {
-    let rows = w.out_h * w.out_w;
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    let img_in = w.height * w.width * w.channels;
-    for_slices(w, |first, sub| {
-        let (a, b) = (first, first + sub.batch);
-        let c = &mut cols[a * rows * patch..b * rows * patch];
-        window::im2col(&x[a * img_in..b * img_in], sub, c, threads)?;
-        let out = &mut z[a * rows * n..b * rows * n];
-        let m = sub.batch * rows;
+    for_slices(w, |s| {
+        let c = &mut cols[s.cols()];
+        window::im2col(&x[s.input()], &s.sub, c, threads)?;
+        let (m, patch) = (s.rows(), w.patch_len());
         sgemm::gemm(
-            m, n, patch, c, false, kernel, false, out, 1.0, 0.0, post, threads,
+            m,
+            n,
+            patch,
+            c,
+            false,
+            kernel,
+            false,
+            &mut z[s.output(n)],
+            1.0,
+            0.0,
+            post,
+            threads,
         );
         Ok(())
     })
@@ -78,19 +121,14 @@ pub fn input_grad(
     dx: &mut [f32],
     threads: usize,
 ) -> DResult<()> {
-    let rows = w.out_h * w.out_w;
-    let patch = w.kernel_h * w.kernel_w * w.channels;
-    let img_in = w.height * w.width * w.channels;
-    for_slices(w, |first, sub| {
-        let (a, b) = (first, first + sub.batch);
-        let c = &mut dcols[a * rows * patch..b * rows * patch];
-        let g = &dz[a * rows * n..b * rows * n];
-        let m = sub.batch * rows;
+    for_slices(w, |s| {
+        let c = &mut dcols[s.cols()];
+        let (m, patch) = (s.rows(), w.patch_len());
         sgemm::gemm(
             m,
             patch,
             n,
-            g,
+            &dz[s.output(n)],
             false,
             kernel,
             true,
@@ -100,7 +138,7 @@ pub fn input_grad(
             Post::NONE,
             threads,
         );
-        window::col2im(c, sub, &mut dx[a * img_in..b * img_in], threads)
+        window::col2im(c, &s.sub, &mut dx[s.input()], threads)
     })
 }
 

@@ -32,10 +32,6 @@ fn output_len(w: &Window) -> usize {
     w.batch * w.out_h * w.out_w * w.channels
 }
 
-fn patch_len(w: &Window) -> usize {
-    w.kernel_h * w.kernel_w * w.channels
-}
-
 /// Input row/column under output position `o`, kernel offset `k`, or `None` in the padding.
 #[inline(always)]
 fn source(o: usize, k: usize, stride: usize, pad: usize, size: usize) -> Option<usize> {
@@ -49,7 +45,7 @@ fn min_rows(unit: usize) -> usize {
 
 pub fn im2col(x: &[f32], w: &Window, cols: &mut [f32], threads: usize) -> DResult<()> {
     check("im2col (input)", x.len(), input_len(w))?;
-    let patch = patch_len(w);
+    let patch = w.patch_len();
     check(
         "im2col (columns)",
         cols.len(),
@@ -131,7 +127,7 @@ fn single_channel_row(img: &[f32], w: &Window, oy: usize, dst_row: &mut [f32]) {
 
 pub fn col2im(cols: &[f32], w: &Window, dx: &mut [f32], threads: usize) -> DResult<()> {
     check("col2im (input)", dx.len(), input_len(w))?;
-    let patch = patch_len(w);
+    let patch = w.patch_len();
     check(
         "col2im (columns)",
         cols.len(),
@@ -521,7 +517,7 @@ mod tests {
         for (b, h, wd, c, k, s, p) in WINDOWS {
             let w = window(b, h, wd, c, k, s, p);
             let x = values(input_len(&w), 1);
-            let ncols = b * w.out_h * w.out_w * patch_len(&w);
+            let ncols = b * w.out_h * w.out_w * w.patch_len();
             let g = values(ncols, 2);
             let (mut cols, mut dx) = (vec![0.0; ncols], vec![0.0; x.len()]);
             im2col(&x, &w, &mut cols, 1).unwrap();

@@ -149,7 +149,7 @@ fn input_len(w: &Window) -> usize {
 fn unfold_window(ops: [&'static str; 3], image: usize, cols: usize, w: &Window) -> DResult<Win> {
     let g = win(ops[0], w)?;
     same_len(ops[1], image, input_len(w))?;
-    let patch = w.kernel_h * w.kernel_w * w.channels;
+    let patch = w.patch_len();
     same_len(ops[2], cols, w.batch * w.out_h * w.out_w * patch)?;
     Ok(g)
 }

@@ -107,6 +107,7 @@ pub fn kind_config(kind: &LayerKind) -> Value {
             "embeddings_regularizer": null, "activity_regularizer": null,
             "embeddings_constraint": null, "mask_zero": false, "quantization_config": null}),
         LayerKind::Recurrent(r) => r.config_json(init_json),
+        LayerKind::Conv1D(c) => c.config_json(init_json),
     }
 }
 
@@ -375,6 +376,7 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
             }
         }
         "Softmax" => LayerKind::Softmax,
+        "Conv1D" => LayerKind::Conv1D(crate::keras::conv1d::from_config(c, init)?),
         "BatchNormalization" | "LayerNormalization" => {
             match crate::keras::norm::from_config(class, c, init) {
                 Some(n) => LayerKind::Norm(n?),
@@ -393,6 +395,7 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                 let mut known = vec![
                     "InputLayer",
                     "Dense",
+                    "Conv1D",
                     "Conv2D",
                     "MaxPooling2D",
                     "Flatten",

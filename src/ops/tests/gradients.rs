@@ -540,6 +540,29 @@ fn global_and_one_dimensional_pooling() {
     }
 }
 
+/// The one-dimensional convolution under every padding, a stride and a dilation: the
+/// gradient with respect to the input and the kernel against finite differences.
+#[test]
+fn one_dimensional_convolution() {
+    for (stride, padding, dilation) in [
+        (1, Conv1dPadding::Valid, 1),
+        (2, Conv1dPadding::Same, 1),
+        (1, Conv1dPadding::Causal, 2),
+        (1, Conv1dPadding::Same, 3),
+        (3, Conv1dPadding::Causal, 1),
+    ] {
+        check(
+            "Conv1D",
+            vec![
+                uniform(&[2, 7, 3], 85, -1.0, 1.0),
+                uniform(&[3, 3, 2], 86, -1.0, 1.0),
+            ],
+            &[true, true],
+            &|e, x| one(conv1d(e, &x[0], &x[1], stride, padding, dilation)),
+        );
+    }
+}
+
 #[test]
 fn nearest_upsampling_and_zero_padding() {
     for (rows, cols) in [(2, 2), (1, 3)] {

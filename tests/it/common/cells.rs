@@ -295,3 +295,19 @@ print(same(m.get_weights(), a.get_weights()))\n"
     let _ = std::fs::remove_dir_all(&dir);
     printed
 }
+
+/// Runs every cell of a Keras layer fixture the way the layer modules compare them:
+/// numbers within 1e-5, TF's warnings, what the cell printed and displayed.
+pub fn every_layer_cell_matches(file: &'static str) {
+    every_cell_matches(&Fixture {
+        file,
+        tol: 1e-5,
+        warnings: "WARNING:tensorflow:",
+        printed: stdout_and_displays,
+    });
+}
+
+/// A fresh session, or the test fails saying why.
+pub fn session() -> Session {
+    Session::start().unwrap_or_else(|e| panic!("session did not start: {e}"))
+}

@@ -9,6 +9,7 @@ use super::super::initializers::{init_arg, InitArg};
 use super::base::{check_kwargs, unique_name, LAYER_KWARGS};
 use super::kerr;
 use super::layer::{Builtin, LayerObj};
+use crate::keras::conv1d::Conv1D;
 use crate::keras::norm::Norm;
 use crate::keras::recurrent::Recurrent;
 use crate::keras::{Act, Init, LayerKind, Padding, Stateless};
@@ -179,25 +180,23 @@ pub fn dense(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(make(kind, b, ctx))
 }
 
+/// The arguments Keras's convolutions share, in their constructors' order.
+const CONV_ARGS: [&str; 11] = [
+    "filters",
+    "kernel_size",
+    "strides",
+    "padding",
+    "data_format",
+    "dilation_rate",
+    "groups",
+    "activation",
+    "use_bias",
+    "kernel_initializer",
+    "bias_initializer",
+];
+
 pub fn conv2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let b = bind(
-        "Conv2D",
-        args,
-        &[
-            "filters",
-            "kernel_size",
-            "strides",
-            "padding",
-            "data_format",
-            "dilation_rate",
-            "groups",
-            "activation",
-            "use_bias",
-            "kernel_initializer",
-            "bias_initializer",
-        ],
-        2,
-    )?;
+    let b = bind("Conv2D", args, &CONV_ARGS, 2)?;
     let s = &b.own;
     let filters = pos_usize(s[0].as_ref().unwrap_or(&Value::None), "filters")?;
     let kernel_size = pair(given(&s[1]), (3, 3), "kernel_size")?;
@@ -217,6 +216,73 @@ pub fn conv2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         bias_initializer: engine_init(given(&s[10]), Init::Zeros)?,
     };
     Ok(make(kind, b, ctx))
+}
+
+/// `Conv1D(filters, kernel_size, strides=1, padding='valid', data_format=None,
+/// dilation_rate=1, groups=1, activation=None, use_bias=True, ...)`: `groups` other than 1,
+/// `channels_first`, regularizers and constraints are refused by name.
+pub fn conv1d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let cls = "Conv1D";
+    let refused = [
+        "kernel_regularizer",
+        "bias_regularizer",
+        "activity_regularizer",
+        "kernel_constraint",
+        "bias_constraint",
+    ];
+    let names: Vec<&str> = CONV_ARGS.iter().chain(&refused).copied().collect();
+    let b = bind(cls, args, &names, 2)?;
+    let s = &b.own;
+    let at = |k: &str| {
+        names
+            .iter()
+            .position(|n| *n == k)
+            .and_then(|i| s[i].clone())
+    };
+    let filters = at("filters").unwrap_or(Value::None).as_int()?;
+    let filters = usize::try_from(filters).ok().filter(|f| *f > 0).ok_or_else(|| {
+        PyErr::value_error(format!(
+            "Invalid value for argument `filters`. Expected a strictly positive value. Received filters={filters}."
+        ))
+    })?;
+    let one = |k: &str, ctx: &mut dyn Ctx| -> PyResult<usize> {
+        match at(k).filter(|v| !matches!(v, Value::None)) {
+            Some(v) => Ok(standardize_tuple(&v, 1, k, false, ctx)?
+                .first()
+                .copied()
+                .unwrap_or(1)),
+            None => Ok(1),
+        }
+    };
+    let kernel_size = one("kernel_size", ctx)?;
+    let mut c = Conv1D::new(filters, kernel_size);
+    c.strides = one("strides", ctx)?;
+    c.dilation_rate = one("dilation_rate", ctx)?;
+    if let Some(p) = given(&at("padding")) {
+        let name = p.as_str()?;
+        c.padding = ops::Conv1dPadding::parse(name).ok_or_else(|| {
+            PyErr::value_error(format!(
+                "The `padding` argument must be a list/tuple or one of {{'same', 'causal', 'valid'}}. Received: {name}"
+            ))
+        })?;
+    }
+    channels_last(given(&at("data_format")), ctx)?;
+    if let Some(g) = given(&at("groups")) {
+        if g.as_int()? != 1 {
+            return Err(PyErr::not_implemented(format!(
+                "{cls}(groups={}) is not supported here: only groups=1 is",
+                ctx.repr(g)?
+            )));
+        }
+    }
+    c.activation = Act::parse(&activation_arg(given(&at("activation")), ctx)?).map_err(kerr)?;
+    c.use_bias = flag_arg(&at("use_bias"), true)?;
+    c.kernel_initializer = engine_init(given(&at("kernel_initializer")), Init::GlorotUniform)?;
+    c.bias_initializer = engine_init(given(&at("bias_initializer")), Init::Zeros)?;
+    let values: Vec<Option<Value>> = refused.iter().map(|&k| at(k)).collect();
+    refuse_given(cls, &refused, &values)?;
+    c.check().map_err(kerr)?;
+    Ok(make(LayerKind::Conv1D(c), b, ctx))
 }
 
 pub fn max_pool(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -672,26 +738,27 @@ pub fn zero_padding2d(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(make(LayerKind::Stateless(kind), b, ctx))
 }
 
-/// `AveragePooling1D/2D(pool_size, strides=None, padding='valid', data_format=None)`.
-pub fn average_pool(args: &Args, ctx: &mut dyn Ctx, rank: usize) -> PyResult<Value> {
-    let cls = if rank == 1 {
-        "AveragePooling1D"
-    } else {
-        "AveragePooling2D"
+/// `AveragePooling1D/2D(pool_size, strides=None, padding='valid', data_format=None)`, and
+/// with `max` `MaxPooling1D(pool_size=2, ...)`.
+pub fn window_pool(args: &Args, ctx: &mut dyn Ctx, max: bool, rank: usize) -> PyResult<Value> {
+    let cls = match (max, rank) {
+        (true, _) => "MaxPooling1D",
+        (false, 1) => "AveragePooling1D",
+        _ => "AveragePooling2D",
     };
+    // Keras's MaxPooling1D defaults its window to 2; the average poolings require one.
+    let required = usize::from(!max);
     let b = bind(
         cls,
         args,
         &["pool_size", "strides", "padding", "data_format"],
-        1,
+        required,
     )?;
     let s = &b.own;
-    let pool_size = window(
-        s[0].as_ref().unwrap_or(&Value::None),
-        rank,
-        "pool_size",
-        ctx,
-    )?;
+    let pool_size = match given(&s[0]) {
+        Some(v) => window(v, rank, "pool_size", ctx)?,
+        None => (2, 1),
+    };
     let strides = match given(&s[1]) {
         Some(v) => window(v, rank, "strides", ctx)?,
         None => pool_size,
@@ -701,7 +768,8 @@ pub fn average_pool(args: &Args, ctx: &mut dyn Ctx, rank: usize) -> PyResult<Val
         None => Padding::Valid,
     };
     channels_last(given(&s[3]), ctx)?;
-    let kind = Stateless::AveragePool {
+    let kind = Stateless::Pool {
+        max,
         rank,
         pool_size,
         strides,

@@ -93,6 +93,16 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
             out.extend(rest.iter().copied());
             out.push(Some(*output_dim));
         }
+        // Unknown steps stay unknown.
+        LayerKind::Conv1D(c) => {
+            out.push(
+                rest.first()
+                    .copied()
+                    .flatten()
+                    .and(planned.first().copied()),
+            );
+            out.push(Some(c.filters));
+        }
     }
     Ok(out)
 }
@@ -112,7 +122,7 @@ fn stateless_dims(s: &Stateless, rest: &[Option<usize>], planned: &[usize]) -> D
             out.push(rest.last().copied().flatten());
             out
         }
-        Stateless::AveragePool { rank, .. } => planned
+        Stateless::Pool { rank, .. } => planned
             .iter()
             .enumerate()
             .map(|(i, d)| (i >= *rank || at(i).is_some()).then_some(*d))

@@ -103,6 +103,16 @@ pub fn forward(
             }
             activate(e, *activation, &y)
         }
+        LayerKind::Conv1D(c) => {
+            let mut y = match read.first() {
+                Some(k) => ops::conv1d(e, x, k, c.strides, c.padding, c.dilation_rate)?,
+                None => x.clone(),
+            };
+            if let Some(b) = read.get(1) {
+                y = ops::add(e, &y, b)?;
+            }
+            activate(e, c.activation, &y)
+        }
         LayerKind::MaxPooling2D {
             pool_size,
             strides,
@@ -204,25 +214,20 @@ pub fn recurrent_call(
 fn stateless(e: &mut Eager, s: &Stateless, x: &Tensor) -> OpResult<Tensor> {
     match s {
         Stateless::GlobalPool { max, keepdims, .. } => ops::global_pool(e, x, *max, *keepdims),
-        Stateless::AveragePool {
+        Stateless::Pool {
+            max,
             rank: 1,
             pool_size,
             strides,
             padding,
-        } => ops::pool1d(
-            e,
-            x,
-            pool_size.0,
-            strides.0,
-            window_padding(*padding),
-            false,
-        ),
-        Stateless::AveragePool {
+        } => ops::pool1d(e, x, pool_size.0, strides.0, window_padding(*padding), *max),
+        Stateless::Pool {
+            max,
             pool_size,
             strides,
             padding,
             ..
-        } => pool2d(e, x, *pool_size, *strides, *padding, false),
+        } => pool2d(e, x, *pool_size, *strides, *padding, *max),
         Stateless::ReLU {
             max_value,
             negative_slope,

@@ -192,6 +192,10 @@ fn initial_spec(kind: &LayerKind) -> Option<InputSpec> {
             min_ndim: Some(4),
             ..InputSpec::default()
         }),
+        LayerKind::Conv1D(_) => Some(InputSpec {
+            min_ndim: Some(3),
+            ..InputSpec::default()
+        }),
         LayerKind::MaxPooling2D { .. } => Some(InputSpec {
             ndim: Some(4),
             ..InputSpec::default()
@@ -224,6 +228,11 @@ pub fn built_spec(kind: &LayerKind, input: &[Option<usize>]) -> Option<InputSpec
         }),
         (LayerKind::Conv2D { .. }, Some(c)) => Some(InputSpec {
             min_ndim: Some(4),
+            axes: vec![(-1, c)],
+            ..InputSpec::default()
+        }),
+        (LayerKind::Conv1D(_), Some(c)) => Some(InputSpec {
+            min_ndim: Some(3),
             axes: vec![(-1, c)],
             ..InputSpec::default()
         }),
@@ -413,6 +422,7 @@ impl Object for LayerObj {
                             | LayerKind::Stateless(_)
                             | LayerKind::Embedding { .. }
                             | LayerKind::Recurrent(_)
+                            | LayerKind::Conv1D(_)
                     )
                 ) =>
             {
@@ -524,6 +534,7 @@ impl LayerObj {
             }
             (LayerKind::Embedding { .. }, "mask_zero") => Some(Value::Bool(false)),
             (LayerKind::Recurrent(r), _) => recurrent_attr(r, name),
+            (LayerKind::Conv1D(c), _) => conv1d_attr(c, name),
             _ => None,
         })
     }
@@ -537,7 +548,8 @@ impl LayerObj {
                 k @ (LayerKind::Norm(_)
                 | LayerKind::Stateless(_)
                 | LayerKind::Embedding { .. }
-                | LayerKind::Recurrent(_)),
+                | LayerKind::Recurrent(_)
+                | LayerKind::Conv1D(_)),
             ) => crate::keras::saving::kind_config(k),
             _ => return Value::None,
         };
@@ -567,6 +579,11 @@ impl LayerObj {
                     (
                         Some(LayerKind::Stateless(_)),
                         "pool_size" | "strides" | "dims" | "size" | "padding",
+                        _,
+                    ) => tuple_value(v),
+                    (
+                        Some(LayerKind::Conv1D(_)),
+                        "kernel_size" | "strides" | "dilation_rate",
                         _,
                     ) => tuple_value(v),
                     _ => json_value(v),
@@ -628,13 +645,14 @@ impl LayerObj {
             Some(LayerKind::Dense { use_bias, .. }) | Some(LayerKind::Conv2D { use_bias, .. }) => {
                 name == "kernel" || *use_bias
             }
+            Some(LayerKind::Conv1D(c)) => name == "kernel" || c.use_bias,
             _ => false,
         };
         if !has {
             if name == "bias"
                 && matches!(
                     self.kind(),
-                    Some(LayerKind::Dense { .. } | LayerKind::Conv2D { .. })
+                    Some(LayerKind::Dense { .. } | LayerKind::Conv2D { .. } | LayerKind::Conv1D(_))
                 )
             {
                 return Ok(Value::None);
@@ -731,6 +749,25 @@ fn recurrent_attr(r: &crate::keras::recurrent::Recurrent, name: &str) -> Option<
             Cell::Gru { reset_after } => Value::Bool(reset_after),
             _ => return None,
         },
+        _ => return None,
+    })
+}
+
+/// A Conv1D's constructor arguments as Keras exposes them (sizes as one-element tuples).
+fn conv1d_attr(c: &crate::keras::conv1d::Conv1D, name: &str) -> Option<Value> {
+    let one = |n: usize| Value::tuple(vec![Value::Int(n as i64)]);
+    Some(match name {
+        "filters" => Value::Int(c.filters as i64),
+        "kernel_size" => one(c.kernel_size),
+        "strides" => one(c.strides),
+        "dilation_rate" => one(c.dilation_rate),
+        "padding" => Value::str(c.padding.keras_name()),
+        "groups" | "rank" => Value::Int(1),
+        "data_format" => Value::str("channels_last"),
+        "use_bias" => Value::Bool(c.use_bias),
+        "activation" => Value::native(super::super::utils::ActivationFn {
+            name: c.activation.keras_name(),
+        }),
         _ => return None,
     })
 }

@@ -1,4 +1,4 @@
-//! `tf.keras.layers`: the built-in layers (Dense, Conv2D, MaxPooling2D, Flatten, Dropout,
+//! `tf.keras.layers`: the built-in layers (Dense, Conv1D, Conv2D, MaxPooling1D/2D, Flatten, Dropout,
 //! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, the global and
 //! average poolings, ReLU, LeakyReLU, ELU, Rescaling, RepeatVector, Permute, UpSampling2D,
 //! ZeroPadding2D, Embedding, SimpleRNN, LSTM, GRU, InputLayer) as
@@ -146,20 +146,30 @@ pub fn module() -> Value {
             class("GlobalMaxPooling2D", |a, c| args::global_pool(a, c, true, 2)),
         )
         .with(
+            "MaxPooling1D",
+            class("MaxPooling1D", |a, c| args::window_pool(a, c, true, 1)),
+        )
+        .with(
+            "MaxPool1D",
+            class("MaxPooling1D", |a, c| args::window_pool(a, c, true, 1)),
+        )
+        .with("Conv1D", class("Conv1D", args::conv1d))
+        .with("Convolution1D", class("Conv1D", args::conv1d))
+        .with(
             "AveragePooling1D",
-            class("AveragePooling1D", |a, c| args::average_pool(a, c, 1)),
+            class("AveragePooling1D", |a, c| args::window_pool(a, c, false, 1)),
         )
         .with(
             "AvgPool1D",
-            class("AveragePooling1D", |a, c| args::average_pool(a, c, 1)),
+            class("AveragePooling1D", |a, c| args::window_pool(a, c, false, 1)),
         )
         .with(
             "AveragePooling2D",
-            class("AveragePooling2D", |a, c| args::average_pool(a, c, 2)),
+            class("AveragePooling2D", |a, c| args::window_pool(a, c, false, 2)),
         )
         .with(
             "AvgPool2D",
-            class("AveragePooling2D", |a, c| args::average_pool(a, c, 2)),
+            class("AveragePooling2D", |a, c| args::window_pool(a, c, false, 2)),
         )
         .with("ReLU", class("ReLU", args::relu))
         .with("LeakyReLU", class("LeakyReLU", args::leaky_relu))
