@@ -782,8 +782,10 @@ pub fn model_attr(
                 )))
             }
         },
-        "predict" | "fit" | "evaluate" | "summary" | "save" | "save_weights" | "load_weights"
-        | "loss" => return super::fit::model_method(this, mv, name),
+        "predict" | "fit" | "evaluate" | "train_on_batch" | "test_on_batch"
+        | "predict_on_batch" | "summary" | "save" | "save_weights" | "load_weights" | "loss" => {
+            return super::fit::model_method(this, mv, name)
+        }
         _ => return common_attr(&handle, this, name, ctx),
     }))
 }

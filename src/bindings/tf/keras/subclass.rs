@@ -68,6 +68,9 @@ const MODEL_PROPERTIES: &[&str] = &[
     "predict",
     "fit",
     "evaluate",
+    "train_on_batch",
+    "test_on_batch",
+    "predict_on_batch",
     "summary",
     "loss",
 ];
