@@ -1,7 +1,7 @@
 //! `model.fit`, `evaluate`, `predict`, their `*_on_batch` forms, `summary` and saving: arguments as flat f32 rows, the
 //! engine's epoch loop run over the model's trainer (the compiled engine: one replica, or
 //! the mirrored trainer of a strategy; or, for a model the engine does not run, the op
-//! library's trainer of subclass.rs), the user's callbacks and Keras's progress through the
+//! library's trainer of op_trainer.rs), the user's callbacks and Keras's progress through the
 //! [`Bridge`] of bridge.rs. The layers' variables and the engine's weights are kept the
 //! same: the engine takes any variable changed before a run, and the variables take the
 //! engine's weights after `fit`. KeyboardInterrupt stops between steps and leaves the model
@@ -27,7 +27,7 @@ use super::callbacks::{new_history, set_attr, CallbackList};
 use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
-use super::subclass::{OpModel, OpTrainer, SharedCtx};
+use super::op_trainer::{OpModel, OpTrainer, SharedCtx};
 use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, Trainer};
@@ -168,7 +168,7 @@ fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
 
 /// A model's inputs as rows: one array, or, for a functional model, a list of arrays or
 /// a dict keyed by input names, whose values are laid side by side in each example's row
-/// (the op trainer splits them again, see `subclass.rs`).
+/// (the op trainer splits them again, see `op_trainer.rs`).
 fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     let Some(g) = m.graph.borrow().clone() else {
         return rows(v, ctx);
@@ -186,7 +186,7 @@ fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
 
 /// A model's targets as rows: one array, or, for a functional model with several outputs,
 /// a list, tuple or dict of arrays (one per output) laid side by side in each example's row
-/// (the op trainer splits them per output, see `subclass.rs`).
+/// (the op trainer splits them per output, see `op_trainer.rs`).
 fn target_rows(m: &ModelObj, y: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     let Some(g) = m.running_graph().filter(|g| g.outputs.len() > 1) else {
         return rows(y, ctx);
