@@ -386,7 +386,8 @@ pub struct CompileConfig {
     pub optimizer: OptimizerConfig,
     /// Metric names as logged (`accuracy`) with their resolved kinds. With several
     /// outputs: each output's loss (`reg_loss`, [`Metric::OutputLoss`]) in output order,
-    /// then each output's metrics (`cls_accuracy`), as Keras 3 lists them in `evaluate`.
+    /// then each output's metrics (`cls_accuracy`) in output order (`evaluate` lists
+    /// those by name, as Keras 3 does: see `fit::in_compile_order`).
     pub metrics: Vec<(String, Metric)>,
     /// One per output of a model with several outputs; empty for a model of one.
     pub heads: Vec<Head>,

@@ -287,16 +287,45 @@ pub fn evaluate(
         return Err(KerasError::NotCompiled("evaluate"));
     }
     let logs = evaluate_logs(t, data, batch_size, interrupt, &mut [])?;
-    let mut out = vec![(
-        "loss".to_string(),
-        logs.get("loss").copied().unwrap_or(f64::NAN),
-    )];
-    if let Some(c) = t.compiled() {
-        for (name, _) in &c.metrics {
-            out.push((name.clone(), logs.get(name).copied().unwrap_or(f64::NAN)));
-        }
+    Ok(in_compile_order(t, &logs))
+}
+
+/// `model.train_on_batch`: one step on all of `data`. Keras 3 resets the metrics first, so
+/// the logs are this batch's, in `evaluate`'s order.
+pub fn train_on_batch(t: &mut dyn Trainer, data: Data) -> KResult<Vec<(String, f64)>> {
+    if t.compiled().is_none() {
+        return Err(KerasError::NotCompiled("training"));
     }
-    Ok(out)
+    let (x_per, y_per) = example_lens(t)?;
+    let n = count(&data, x_per, y_per)?;
+    t.check_batch(data.x, Some(data.y), n)?;
+    let mut run = Running::new(t);
+    run.total.add(&t.train_batch(data.x, data.y, n)?);
+    Ok(in_compile_order(t, &run.logs("")))
+}
+
+/// The logs as Keras 3 lists them: the loss first, then each compiled metric in compile
+/// order; for several outputs, each output's loss in output order, then their metrics
+/// ordered by name (Keras flattens them from a dict keyed `cls_accuracy`, ...).
+fn in_compile_order(t: &dyn Trainer, logs: &Logs) -> Vec<(String, f64)> {
+    let mut names = vec!["loss".to_string()];
+    if let Some(c) = t.compiled() {
+        let losses = c.heads.len().min(c.metrics.len());
+        let (head_losses, metrics) = c.metrics.split_at(losses);
+        names.extend(head_losses.iter().map(|(n, _)| n.clone()));
+        let mut metrics: Vec<String> = metrics.iter().map(|(n, _)| n.clone()).collect();
+        if !c.heads.is_empty() {
+            metrics.sort();
+        }
+        names.extend(metrics);
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            let v = logs.get(&n).copied().unwrap_or(f64::NAN);
+            (n, v)
+        })
+        .collect()
 }
 
 /// `model.predict`: outputs for every example, in order, batch by batch.

@@ -54,7 +54,7 @@ pub use config::{
     VarSpec,
 };
 pub use error::{KResult, KerasError};
-pub use fit::{evaluate, fit, predict, Data, FitOptions, History, Logs, OnNaN};
+pub use fit::{evaluate, fit, predict, train_on_batch, Data, FitOptions, History, Logs, OnNaN};
 pub use init::{initial_weights, HostArray};
 pub use replica::{GradSync, OptimizerState, Replica, StepStats};
 pub use saving::{load_model, load_weights, save_model, save_weights, SavedModel};

@@ -2,7 +2,9 @@
 //! 2.21 / Keras 3.15: every cell of tests/fixtures/keras/multi_output_reference.json (one
 //! loss for every output, a list and a dict of losses, `loss_weights` as a list and a dict,
 //! metrics per output as a list or a dict, targets as a list, tuple or dict, validation
-//! data, `evaluate` as a list and as a dict, `predict` giving a list or a dict, a two-input
+//! data, `evaluate` as a list and as a dict, `predict` giving a list or a dict, the
+//! `train_on_batch`/`test_on_batch`/`predict_on_batch` forms, a `tf.data` dataset of
+//! `(x, (y1, y2))` or `(x, {..})` for `fit` and `evaluate`, a two-input
 //! two-output graph with `Concatenate` and `Add`, Keras's errors for losses and metrics that
 //! do not match the outputs, training on a two-replica MirroredStrategy, and a graph's
 //! `save_weights`/`load_weights` in Keras's layout: a file real Keras wrote, and a round

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::dataset::{Dataset, Elem, Op, INFINITE};
 use super::distribute::DistDataset;
-use crate::bindings::tf::convert::{tensor_err, tensor_value};
+use crate::bindings::tf::convert::tensor_err;
 use crate::bindings::tf::TfError;
 use crate::lang::{Args, Ctx, Object, PyResult, Value};
 use crate::tensor::array::NdArray;
@@ -379,14 +379,23 @@ pub struct FitSource {
     pub shuffle: bool,
 }
 
-fn leaf(e: &Elem, what: &str) -> PyResult<NdArray> {
-    match e {
-        Elem::Leaf(a) => Ok((**a).clone()),
-        _ => Err(TfError::Value(format!(
-            "this kernel's Keras takes one array as {what}; the dataset gives a nested structure"
-        ))
-        .into()),
+/// Batches of one structure joined along their first axis, in the same nesting (a model
+/// with several inputs or outputs reads a tuple or dict of arrays).
+fn concat_elems(items: &[Elem]) -> PyResult<Value> {
+    let Some(first) = items.first() else {
+        return Err(TfError::Value("The dataset gave no batches to train on.".into()).into());
+    };
+    let columns: Vec<Vec<Rc<NdArray>>> = items.iter().map(|e| e.leaves()).collect();
+    let mut joined = Vec::new();
+    for i in 0..first.leaves().len() {
+        let parts: Vec<NdArray> = columns
+            .iter()
+            .map(|c| c.get(i).map(|a| (**a).clone()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| TfError::Value("elements differ in structure".into()))?;
+        joined.push(concatenate(&parts, 0).map_err(tensor_err)?);
     }
+    Ok(first.with_leaves(&mut joined.into_iter())?.to_value(true))
 }
 
 /// `Some` when `v` is a dataset (or a distributed one), with at most `steps` batches taken.
@@ -418,23 +427,33 @@ pub fn fit_source(
     let (mut xs, mut ys) = (vec![], vec![]);
     while steps.is_none_or(|n| xs.len() < n) {
         let Some(e) = stream.next(ctx)? else { break };
-        match &e {
+        match e {
             Elem::Tuple(items) if !items.is_empty() => {
-                xs.push(leaf(&items[0], "inputs")?);
-                if let Some(y) = items.get(1) {
-                    ys.push(leaf(y, "targets")?);
+                if items.len() > 2 {
+                    return Err(TfError::NotImplemented(
+                        "a dataset of (x, y, sample_weight) is not supported here: this \
+                         kernel weighs every example the same; give (x, y) elements"
+                            .into(),
+                    )
+                    .into());
                 }
+                let mut items = items.into_iter();
+                xs.extend(items.next());
+                ys.extend(items.next());
             }
-            other => xs.push(leaf(other, "inputs")?),
+            other => xs.push(other),
         }
     }
-    let Some(batch) = xs.first().and_then(|a| a.shape().first().copied()) else {
+    let Some(batch) = xs
+        .first()
+        .and_then(|e| e.leaves().first().and_then(|a| a.shape().first().copied()))
+    else {
         return Err(TfError::Value("The dataset gave no batches to train on.".into()).into());
     };
-    let x = tensor_value(concatenate(&xs, 0).map_err(tensor_err)?);
+    let x = concat_elems(&xs)?;
     let y = match ys.is_empty() {
         true => None,
-        false => Some(tensor_value(concatenate(&ys, 0).map_err(tensor_err)?)),
+        false => Some(concat_elems(&ys)?),
     };
     Ok(Some(FitSource {
         x,

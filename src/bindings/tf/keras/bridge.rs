@@ -5,13 +5,13 @@
 //! and draws Keras's progress as one display per epoch updated in place (text and HTML from
 //! the display part). It owns no training logic; fit.rs builds it and reads what it
 //! recorded. It shares the interpreter with a trainer whose steps run Python
-//! (`subclass.rs`): the loop calls one, then the other.
+//! (`op_trainer.rs`): the loop calls one, then the other.
 
 use std::time::Instant;
 
 use super::callbacks::{logs_dict, CallbackList};
 use super::model::ModelObj;
-use super::subclass::SharedCtx;
+use super::op_trainer::SharedCtx;
 use crate::cell::{Output, StreamName};
 use crate::display::progress::{epoch_header, keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, KerasError, Logs, TrainInfo, Trainer};

@@ -1,7 +1,7 @@
-//! `model.fit`, `evaluate`, `predict`, `summary` and saving: arguments as flat f32 rows, the
+//! `model.fit`, `evaluate`, `predict`, their `*_on_batch` forms, `summary` and saving: arguments as flat f32 rows, the
 //! engine's epoch loop run over the model's trainer (the compiled engine: one replica, or
 //! the mirrored trainer of a strategy; or, for a model the engine does not run, the op
-//! library's trainer of subclass.rs), the user's callbacks and Keras's progress through the
+//! library's trainer of op_trainer.rs), the user's callbacks and Keras's progress through the
 //! [`Bridge`] of bridge.rs. The layers' variables and the engine's weights are kept the
 //! same: the engine takes any variable changed before a run, and the variables take the
 //! engine's weights after `fit`. KeyboardInterrupt stops between steps and leaves the model
@@ -27,7 +27,7 @@ use super::callbacks::{new_history, set_attr, CallbackList};
 use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
-use super::subclass::{OpModel, OpTrainer, SharedCtx};
+use super::op_trainer::{OpModel, OpTrainer, SharedCtx};
 use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, Trainer};
@@ -168,7 +168,7 @@ fn rows(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
 
 /// A model's inputs as rows: one array, or, for a functional model, a list of arrays or
 /// a dict keyed by input names, whose values are laid side by side in each example's row
-/// (the op trainer splits them again, see `subclass.rs`).
+/// (the op trainer splits them again, see `op_trainer.rs`).
 fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     let Some(g) = m.graph.borrow().clone() else {
         return rows(v, ctx);
@@ -186,7 +186,7 @@ fn input_rows(m: &ModelObj, v: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
 
 /// A model's targets as rows: one array, or, for a functional model with several outputs,
 /// a list, tuple or dict of arrays (one per output) laid side by side in each example's row
-/// (the op trainer splits them per output, see `subclass.rs`).
+/// (the op trainer splits them per output, see `op_trainer.rs`).
 fn target_rows(m: &ModelObj, y: &Value, ctx: &mut dyn Ctx) -> PyResult<Rows> {
     let Some(g) = m.running_graph().filter(|g| g.outputs.len() > 1) else {
         return rows(y, ctx);
@@ -319,6 +319,7 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
         ],
         1,
     )?;
+    refuse_weights("fit", &[("class_weight", &s[9]), ("sample_weight", &s[10])])?;
     let x = s[0].clone().unwrap_or(Value::None);
     let ds = dataset_arg(&x, given(&s[12]), ctx)?;
     let (x, y_ds) = ds
@@ -462,14 +463,138 @@ fn predict(
     let n = out.shape().first().copied().unwrap_or(0);
     let steps = n.div_ceil(batch).max(1);
     final_frame(ctx, steps, &[], verbose, start.elapsed(), "predict");
+    outputs_value(m, out, ctx)
+}
+
+/// `model.predict_on_batch(x)`: `predict` on all of `x` at once, without progress.
+fn predict_on_batch(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
+    let s = args.bind("predict_on_batch", &["x"], 1)?;
+    let x = s[0].clone().unwrap_or(Value::None);
+    let out = forward(m, this, mv, &x, usize::MAX, ctx)?;
+    outputs_value(m, out, ctx)
+}
+
+/// The model's outputs as `predict` returns them: one array, or, for several outputs, one
+/// array per output (see heads.rs).
+fn outputs_value(m: &ModelObj, out: NdArray, ctx: &mut dyn Ctx) -> PyResult<Value> {
     match m.running_graph().filter(|g| g.outputs.len() > 1) {
         Some(g) => {
+            let n = out.shape().first().copied().unwrap_or(0);
             let names = super::heads::output_names(&g, ctx)?;
             let shapes = super::heads::output_shapes(&g);
             let (_, data) = out.to_f32_vec();
             super::heads::split_outputs(&g, &names, n, &shapes, &data)
         }
         None => Ok(numpy_value(out)),
+    }
+}
+
+/// `model.train_on_batch(x, y)` (`trains`) and `model.test_on_batch(x, y)`: one training
+/// step, or one evaluation, on all of `x` at once, the logs returned as `evaluate` returns
+/// them (Keras 3 resets the metrics first, so they are this batch's).
+fn on_batch(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    args: &Args,
+    trains: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
+    let s = match trains {
+        true => args.bind(
+            "train_on_batch",
+            &["x", "y", "sample_weight", "class_weight", "return_dict"],
+            1,
+        )?,
+        false => args.bind(
+            "test_on_batch",
+            &["x", "y", "sample_weight", "return_dict"],
+            1,
+        )?,
+    };
+    let name = if trains {
+        "train_on_batch"
+    } else {
+        "test_on_batch"
+    };
+    let none = None;
+    let class_weight = if trains { &s[3] } else { &none };
+    refuse_weights(
+        name,
+        &[("sample_weight", &s[2]), ("class_weight", class_weight)],
+    )?;
+    let x = s[0].clone().unwrap_or(Value::None);
+    let y = s[1].clone().unwrap_or(Value::None);
+    let xr = input_rows(m, &x, ctx)?;
+    let yr = target_rows(m, &y, ctx)?;
+    m.ensure_built(this, &xr.shape, ctx)?;
+    if trains {
+        let created = m.created_under.borrow().clone();
+        let compiled = m.compiled_under.borrow().clone();
+        let first = first_variable(this, ctx);
+        check_fit_scope(ctx, created.as_ref(), compiled.as_ref(), &first)?;
+    }
+    if m.compiled.borrow().is_none() {
+        return Err(kerr(crate::keras::KerasError::NotCompiled(name)));
+    }
+    let n = xr.shape.first().copied().unwrap_or(0).max(1);
+    let input: Vec<usize> = xr.shape.get(1..).unwrap_or(&[]).to_vec();
+    let model = OpModel::new(this, mv, ctx)?;
+    let data = crate::keras::Data {
+        x: xr.values(),
+        y: yr.values(),
+    };
+    let logs = {
+        let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
+        with_runner(m, model, &input, shared, trains, |r| {
+            let t = r.trainer();
+            match trains {
+                true => crate::keras::train_on_batch(t, data),
+                false => crate::keras::evaluate(t, data, n, None),
+            }
+            .map_err(kerr)
+        })?
+    };
+    let as_dict = s
+        .last()
+        .and_then(given)
+        .is_some_and(|v| matches!(v, Value::Bool(true)));
+    Ok(logs_value(&logs, as_dict))
+}
+
+/// Keras's per-example weights (`sample_weight`, `class_weight`): this kernel's training
+/// weighs every example the same, so a weight is refused rather than silently ignored.
+fn refuse_weights(method: &str, args: &[(&str, &Option<Value>)]) -> PyResult<()> {
+    match args.iter().find(|(_, v)| given(v).is_some()) {
+        Some((name, _)) => Err(PyErr::not_implemented(format!(
+            "{method}({name}=...) is not supported here: this kernel weighs every example \
+             the same. Leave out `{name}` (or repeat examples to weigh them)."
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Logs as `evaluate` returns them: with `return_dict` a dict, else the loss alone when it
+/// is the only log, or the list of values in Keras's order.
+fn logs_value(logs: &[(String, f64)], as_dict: bool) -> Value {
+    if as_dict {
+        // Keras 3 returns the logs through `tf.nest`, which orders a dict's keys.
+        let mut pairs: Vec<(&str, Value)> = logs
+            .iter()
+            .map(|(k, v)| (k.as_str(), Value::Float(*v)))
+            .collect();
+        pairs.sort_by(|a, b| a.0.cmp(b.0));
+        return Value::dict_from(pairs);
+    }
+    match logs {
+        [(_, only)] => Value::Float(*only),
+        many => Value::list(many.iter().map(|(_, v)| Value::Float(*v)).collect()),
     }
 }
 
@@ -534,6 +659,7 @@ fn evaluate(
         ],
         1,
     )?;
+    refuse_weights("evaluate", &[("sample_weight", &s[4])])?;
     let x = s[0].clone().unwrap_or(Value::None);
     let ds = dataset_arg(&x, given(&s[5]), ctx)?;
     let (x, y) = match &ds {
@@ -585,19 +711,8 @@ fn evaluate(
         start.elapsed(),
         "evaluate",
     );
-    if given(&s[7]).is_some_and(|v| matches!(v, Value::Bool(true))) {
-        // Keras 3 returns the logs through `tf.nest`, which orders a dict's keys.
-        let mut pairs: Vec<(&str, Value)> = logs
-            .iter()
-            .map(|(k, v)| (k.as_str(), Value::Float(*v)))
-            .collect();
-        pairs.sort_by(|a, b| a.0.cmp(b.0));
-        return Ok(Value::dict_from(pairs));
-    }
-    Ok(match logs.as_slice() {
-        [(_, only)] => Value::Float(*only),
-        many => Value::list(many.iter().map(|(_, v)| Value::Float(*v)).collect()),
-    })
+    let as_dict = given(&s[7]).is_some_and(|v| matches!(v, Value::Bool(true)));
+    Ok(logs_value(&logs, as_dict))
 }
 
 fn path_arg(args: &Args, name: &str) -> PyResult<String> {
@@ -726,6 +841,9 @@ pub fn model_method(this: &Value, mv: &Value, name: &str) -> PyResult<Option<Val
         "fit" => fit,
         "predict" => predict,
         "evaluate" => evaluate,
+        "train_on_batch" => |m, this, mv, a, c| on_batch(m, this, mv, a, true, c),
+        "test_on_batch" => |m, this, mv, a, c| on_batch(m, this, mv, a, false, c),
+        "predict_on_batch" => predict_on_batch,
         "summary" => |m, this, _, _, c| summary(this, m, c),
         "save" => |m, this, mv, a, c| save(m, this, mv, a, false, c),
         "save_weights" => |m, this, mv, a, c| save(m, this, mv, a, true, c),

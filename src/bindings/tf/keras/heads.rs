@@ -4,7 +4,7 @@
 //! dict keyed by output name, `loss_weights` as a list or dict, `metrics` as a list with
 //! one entry (a name or a list) per output or a dict, and the targets as a list, tuple or
 //! dict of arrays. It turns them into the engine's [`Head`]s and rows; it computes nothing
-//! (the op trainer in `subclass.rs` runs the heads) and must not touch the graph itself.
+//! (the op trainer in `op_trainer.rs` runs the heads) and must not touch the graph itself.
 
 use super::layers::graph::Graph;
 use super::layers::symbolic::{KerasTensor, Source};

@@ -19,6 +19,7 @@ pub mod model;
 pub mod models;
 pub mod monitor;
 pub mod nan;
+pub mod op_trainer;
 pub mod optimizers;
 pub mod plateau;
 pub mod rate_schedules;

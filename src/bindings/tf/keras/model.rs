@@ -6,7 +6,7 @@
 //! device copy of the weights for speed; [`EngineVars`] keeps it and the layers' variables
 //! the same (a variable's version tells whether it changed since the engine copied it).
 //! Models the engine cannot run (a subclass, or layers of a user's own) train through the
-//! op library instead (`subclass.rs`). `fit` and the progress display are in `fit.rs`.
+//! op library instead (`op_trainer.rs`). `fit` and the progress display are in `fit.rs`.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -188,8 +188,8 @@ pub struct ModelObj {
     /// The strategy whose scope was active when the model was made: Keras creates the
     /// variables under it, even when the model is built later.
     pub scope_at_creation: Option<Value>,
-    /// The optimizer of a model trained through the op library (`subclass.rs`).
-    pub op_training: RefCell<Option<super::subclass::OpTraining>>,
+    /// The optimizer of a model trained through the op library (`op_trainer.rs`).
+    pub op_training: RefCell<Option<super::op_trainer::OpTraining>>,
     /// A functional model's graph: its inputs and outputs, and its layer calls.
     pub graph: RefCell<Option<Rc<Graph>>>,
     /// Whether calls run the graph (it is not a plain chain that the engine runs).
@@ -782,8 +782,10 @@ pub fn model_attr(
                 )))
             }
         },
-        "predict" | "fit" | "evaluate" | "summary" | "save" | "save_weights" | "load_weights"
-        | "loss" => return super::fit::model_method(this, mv, name),
+        "predict" | "fit" | "evaluate" | "train_on_batch" | "test_on_batch"
+        | "predict_on_batch" | "summary" | "save" | "save_weights" | "load_weights" | "loss" => {
+            return super::fit::model_method(this, mv, name)
+        }
         _ => return common_attr(&handle, this, name, ctx),
     }))
 }
