@@ -7,9 +7,13 @@
 //! uncompiled model's files load uncompiled, and `fit` refuses as Keras does; files
 //! written here read back the same; archives of earlier versions of this kernel still load
 //! with a note; truncated and bit-flipped copies of every fixture give Python errors and
-//! the session lives on.
+//! the session lives on. Models Keras saves through their objects (a subclassed MLP, a
+//! Sequential holding a user's layer, a two-input, two-output graph with a shared layer)
+//! load real Keras's `.weights.h5`, predict and continue `fit` as Keras did, and write the
+//! same HDF5 layout; a file of another model, a missing file and an archive without
+//! config.json give Keras's errors.
 
-use crate::common::cells::{ok, run};
+use crate::common::cells::{ok, run, saved_and_loaded_back};
 
 use std::path::{Path, PathBuf};
 
@@ -210,56 +214,50 @@ fn real_keras_files_restore_the_compile_config_and_adams_state() {
     }
 }
 
+/// Saves the session's `m` with `save_weights`, loads the file into `fresh` (Python that
+/// makes an unfitted copy of `m`) and says whether weights and predictions on `x` came
+/// back bit for bit.
+fn weights_round_trip(s: &Session, dir: &Path, tag: &str, fresh: &str) -> String {
+    let w = dir.join(format!("{tag}.weights.h5")).display().to_string();
+    ok(
+        s,
+        &format!(
+            "def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n\
+m.save_weights({w:?})\nn = {fresh}\nn(x)\nn.load_weights({w:?})\n\
+def outputs(model):\n    p = model.predict(x, verbose=0)\n    return np.concatenate([np.ravel(o) for o in (p if isinstance(p, list) else [p])])\n\
+print(same(m.get_weights(), n.get_weights()), (outputs(m) == outputs(n)).all())\n"
+        ),
+    )
+}
+
 #[test]
 fn files_written_here_load_back_with_their_state() {
     let dir = scratch("round");
     let s = session();
     ok(
         &s,
-        "import tensorflow as tf\nimport numpy as np\n\
+        &format!(
+            "import tensorflow as tf\nimport numpy as np\n\
 np.random.seed(0)\n\
 x = np.random.rand(16, 6, 6, 1).astype('float32')\n\
 y = np.random.rand(16, 2).astype('float32')\n\
-def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n",
-    );
-    ok(&s, &format!("m = {}\nm.compile(optimizer='adam', loss='mse')\nm.fit(x, y, epochs=2, batch_size=8, verbose=0)", build("cnn")));
-    for file in ["m.keras", "m.h5"] {
-        let p = dir.join(file).display().to_string();
-        let out = ok(
-            &s,
-            &format!(
-                "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n\
-print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
-m2 = tf.keras.models.load_model({p:?})\n\
-m2.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)\n\
-a.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)\n\
-print(same(m2.get_weights(), a.get_weights()), type(a.optimizer).__name__)\n"
-            ),
-        );
-        assert_eq!(out, "True True\nTrue Adam\n", "{file}");
-    }
-    // Adam's moments and step came back: continuing from the file matches continuing the
-    // model that was saved.
-    let p = dir.join("m.keras").display().to_string();
-    let out = ok(
-        &s,
-        &format!(
-            "a = tf.keras.models.load_model({p:?})\n\
-m.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)\n\
-a.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)\n\
-print(same(m.get_weights(), a.get_weights()))\n"
-        ),
-    );
-    assert_eq!(out, "True\n");
-    let w = dir.join("w.weights.h5").display().to_string();
-    let out = ok(
-        &s,
-        &format!(
-            "m.save_weights({w:?})\nn = {}\nn.load_weights({w:?})\nprint(same(m.get_weights(), n.get_weights()))\n",
+m = {}\nm.compile(optimizer='adam', loss='mse')\nm.fit(x, y, epochs=2, batch_size=8, verbose=0)",
             build("cnn")
         ),
     );
-    assert_eq!(out, "True\n");
+    // Adam's moments and step come back: continuing from the file matches continuing the
+    // model that was saved.
+    for (file, out) in saved_and_loaded_back(
+        &s,
+        "keras-files-saved-cnn",
+        "print(type(a.optimizer).__name__)",
+    ) {
+        assert_eq!(out, "Adam\nTrue True\nTrue\n", "{file}");
+    }
+    assert_eq!(
+        weights_round_trip(&s, &dir, "cnn", build("cnn")),
+        "True True\n"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -335,32 +333,296 @@ m.fit(x, y, epochs=2, batch_size=4, verbose=0, shuffle=False)",
                 build(name)
             ),
         );
-        for file in ["m.keras", "m.h5"] {
-            let p = dir.join(format!("{name}-{file}")).display().to_string();
-            let out = ok(
-                &s,
-                &format!(
-                    "m.save({p:?})\na = tf.keras.models.load_model({p:?})\n\
-print(same(m.get_weights(), a.get_weights()), (m.predict(x, verbose=0) == a.predict(x, verbose=0)).all())\n\
-b = tf.keras.models.load_model({p:?})\n\
-m.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-b.fit(x, y, epochs=1, batch_size=4, verbose=0, shuffle=False)\n\
-print(same(m.get_weights(), b.get_weights()), type(b.optimizer).__name__)\n"
-                ),
-            );
-            assert_eq!(out, "True True\nTrue Adam\n", "{name} {file}");
+        for (file, out) in saved_and_loaded_back(
+            &s,
+            &format!("keras-files-saved-{name}"),
+            "print(type(a.optimizer).__name__)",
+        ) {
+            assert_eq!(out, "Adam\nTrue True\nTrue\n", "{name} {file}");
         }
-        let w = dir.join(format!("{name}.weights.h5")).display().to_string();
-        let out = ok(
+        assert_eq!(
+            weights_round_trip(&s, &dir, name, build(name)),
+            "True True\n",
+            "{name} weights"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The generator's models that Keras saves through their objects, as Python: a subclassed
+/// MLP (a list of layers, a layer, a weight of its own), a Sequential holding a user's
+/// layer, and a two-input, two-output graph with Concatenate, Add and a shared layer.
+const OBJECT_MODELS: &str = r#"import tensorflow as tf
+import numpy as np
+keras = tf.keras
+class SubclassedMLP(keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden = [keras.layers.Dense(5, activation='relu'), keras.layers.Dense(4, activation='tanh')]
+        self.head = keras.layers.Dense(3)
+        self.scale = self.add_weight(shape=(3,), initializer='ones', name='scale')
+    def call(self, x):
+        for layer in self.hidden:
+            x = layer(x)
+        return self.head(x) * self.scale
+class Affine(keras.layers.Layer):
+    def __init__(self, units=2, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), name='w')
+        self.b = self.add_weight(shape=(self.units,), initializer='zeros', name='b')
+    def call(self, x):
+        return tf.matmul(x, self.w) + self.b
+def custom_layer():
+    return keras.Sequential([keras.Input((4,)), Affine(3), keras.layers.ReLU(), keras.layers.Dense(2)])
+def graph():
+    a = keras.Input((3,), name='a')
+    b = keras.Input((2,), name='b')
+    shared = keras.layers.Dense(4, activation='tanh')
+    h = shared(a)
+    c = keras.layers.Concatenate()([h, b])
+    s = keras.layers.Add()([keras.layers.Dense(4)(c), shared(keras.layers.Dense(3)(c))])
+    y1 = keras.layers.Dense(1, name='score')(s)
+    y2 = keras.layers.Dense(2, activation='softmax', name='kind')(c)
+    return keras.Model([a, b], [y1, y2])
+def one_or_list(arrays):
+    return arrays if len(arrays) > 1 else arrays[0]
+"#;
+
+/// The reference's models saved through their objects, with the Python that makes each.
+const OBJECT_FIXTURES: [(&str, &str); 3] = [
+    ("subclassed", "SubclassedMLP()"),
+    ("custom_layer", "custom_layer()"),
+    ("graph", "graph()"),
+];
+
+/// Python for a list of arrays of the reference (`x` or `train_x`, one per input or
+/// output), each with `rows` rows and the shapes of `shapes`.
+fn arrays(values: &Value, rows: usize, shapes: &[String]) -> String {
+    let items: Vec<String> = values
+        .as_array()
+        .into_iter()
+        .flatten()
+        .zip(shapes)
+        .map(|(v, shape)| {
+            format!(
+                "np.array({:?}, dtype='float32').reshape(({rows}, {shape}))",
+                floats(v)
+            )
+        })
+        .collect();
+    format!("one_or_list([{}])", items.join(", "))
+}
+
+/// The shapes of a reference's inputs, as Python tuples' insides (`3`, `6, 6, 1`).
+fn input_shapes(r: &Value) -> Vec<String> {
+    r["inputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            floats(s)
+                .iter()
+                .map(|d| (*d as usize).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
+}
+
+/// The session's `x` (the probe), `tx` and `ty` (the training batch) from a reference
+/// made by the generator's `weights_only`.
+fn object_data(s: &Session, r: &Value) {
+    let inputs = input_shapes(r);
+    let outputs: Vec<String> = r["train_y"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|y| (floats(y).len() / 8).to_string())
+        .collect();
+    ok(
+        s,
+        &format!(
+            "x = {}\ntx = {}\nty = {}",
+            arrays(&r["x"], 2, &inputs),
+            arrays(&r["train_x"], 8, &inputs),
+            arrays(&r["train_y"], 8, &outputs)
+        ),
+    );
+}
+
+fn flat(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(floats)
+        .collect()
+}
+
+#[test]
+fn subclassed_and_user_layer_models_load_keras_weights_and_continue_fit_as_keras_did() {
+    let reference = reference();
+    let s = session();
+    ok(&s, OBJECT_MODELS);
+    for (name, make) in OBJECT_FIXTURES {
+        let r = &reference[name];
+        object_data(&s, r);
+        let p = fixture(&format!("{name}.weights.h5"));
+        ok(&s, &format!("m = {make}\nm(x)\nm.load_weights({p:?})"));
+        let predicted = printed_floats(
+            &s,
+            "[float(v) for p in (lambda o: o if isinstance(o, list) else [o])(m.predict(x, verbose=0)) for v in p.ravel()]",
+        );
+        assert_close(&p, &flat(&r["predictions"]), &predicted, 1e-6);
+        ok(
+            &s,
+            "m.compile(optimizer=keras.optimizers.Adam(0.01), loss='mse')\n\
+m.fit(tx, ty, batch_size=8, epochs=1, verbose=0, shuffle=False)",
+        );
+        assert_close(
+            &format!("{p} after fit"),
+            &flat(&r["weights_after_fit"]),
+            &weights_of(&s, "m"),
+            1e-5,
+        );
+    }
+}
+
+/// Every dataset of an HDF5 file with its shape, by path (`hidden/dense/vars/0`), and
+/// every `vars` group's path; the optimizer's are left out (`save_weights` here writes
+/// none).
+fn layout(bytes: Vec<u8>) -> Vec<(String, Vec<u64>)> {
+    fn visit(g: &hdf5_pure::Group, at: &str, out: &mut Vec<(String, Vec<u64>)>) {
+        for d in g.datasets().unwrap_or_default() {
+            let shape = g.dataset(&d).and_then(|d| d.shape()).unwrap_or_default();
+            out.push((format!("{at}{d}"), shape));
+        }
+        for name in g.groups().unwrap_or_default() {
+            if let Ok(sub) = g.group(&name) {
+                out.push((format!("{at}{name}/"), vec![]));
+                visit(&sub, &format!("{at}{name}/"), out);
+            }
+        }
+    }
+    let file = hdf5_pure::File::from_bytes(bytes).expect("an HDF5 file");
+    let mut out = vec![];
+    visit(&file.root(), "", &mut out);
+    out.retain(|(p, _)| !p.starts_with("optimizer"));
+    out.sort();
+    out
+}
+
+#[test]
+fn weights_of_subclassed_and_user_layer_models_written_here_have_kerass_layout() {
+    let dir = scratch("objects");
+    let reference = reference();
+    let s = session();
+    ok(&s, OBJECT_MODELS);
+    for (name, make) in OBJECT_FIXTURES {
+        object_data(&s, &reference[name]);
+        ok(
             &s,
             &format!(
-                "m.save_weights({w:?})\nn = {}\nn.load_weights({w:?})\n\
-print(same(m.get_weights(), n.get_weights()), (m.predict(x, verbose=0) == n.predict(x, verbose=0)).all())\n",
-                build(name)
+                "m = {make}\nm.compile(optimizer=keras.optimizers.Adam(0.01), loss='mse')\n\
+m.fit(tx, ty, batch_size=4, epochs=2, verbose=0)"
             ),
         );
-        assert_eq!(out, "True True\n", "{name} weights");
+        assert_eq!(
+            weights_round_trip(&s, &dir, name, make),
+            "True True\n",
+            "{name}"
+        );
+        let here = std::fs::read(dir.join(format!("{name}.weights.h5"))).expect("written");
+        let keras = std::fs::read(fixture(&format!("{name}.weights.h5"))).expect("fixture");
+        assert_eq!(layout(here), layout(keras), "{name}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Keras's error for a weights file that lacks objects of the model: the first object's
+/// message, then the repr of each object that did not load (`objects` are Python
+/// expressions, evaluated in the session).
+fn missing_objects(s: &Session, first: &str, objects: &[&str]) -> String {
+    let out = ok(
+        s,
+        &format!("for o in [{}]:\n    print(repr(o))", objects.join(", ")),
+    );
+    let reprs: Vec<&str> = out.lines().collect();
+    format!(
+        "A total of {} objects could not be loaded. Example error message for object {}:\n\n{first}\n\nList of objects that could not be loaded:\n[{}]",
+        reprs.len(),
+        reprs.first().copied().unwrap_or_default(),
+        reprs.join(", ")
+    )
+}
+
+#[test]
+fn weights_of_another_model_and_missing_files_are_kerass_errors() {
+    let dir = scratch("wrong");
+    let s = session();
+    ok(&s, OBJECT_MODELS);
+    let sub = fixture("subclassed.weights.h5");
+    let mlp = fixture("mlp.weights.h5");
+    let error = |code: &str| run(&s, code).error.unwrap_or_default();
+    // A model that was never called has no variables to load into.
+    assert_eq!(
+        error(&format!("m = SubclassedMLP()\nm.load_weights({sub:?})")),
+        (
+            "ValueError".to_string(),
+            "You are loading weights into a model that has not yet been built. Try building the model first by calling it on some data or by using `build()`.".to_string()
+        )
+    );
+    // As Keras 3.15 says it: the Sequential's own group holds the subclass's weight, and
+    // its layers are not in the file.
+    let (ename, evalue) = error(&format!("m = custom_layer()\nm.load_weights({sub:?})"));
+    assert_eq!(ename, "ValueError");
+    let name = ok(&s, "print(m.name)");
+    let first = format!(
+        "Layer '{}' expected 0 variables, but received 1 variables during loading. Expected: []",
+        name.trim()
+    );
+    let want = missing_objects(&s, &first, &["m", "m.layers[0]", "m.layers[2]"]);
+    assert_eq!(evalue, want);
+    // A subclass finds its first layer again under `layers/dense` (Keras looks for a layer
+    // that failed at its attribute's path under the model's `layers` too); the second is
+    // there with another shape.
+    let (ename, evalue) = error(&format!(
+        "m = SubclassedMLP()\nm(np.zeros((1, 4), 'float32'))\nm.load_weights({mlp:?})"
+    ));
+    assert_eq!(ename, "ValueError");
+    let name = ok(&s, "print(m.name)");
+    let first = format!(
+        "Layer '{}' expected 1 variables, but received 0 variables during loading. Expected: ['scale']",
+        name.trim()
+    );
+    let want = missing_objects(&s, &first, &["m", "m.head", "m.hidden[1]"]);
+    assert_eq!(evalue, want);
+    // A missing file, for weights and for a model, and an archive without config.json.
+    let missing = dir.join("missing.weights.h5").display().to_string();
+    assert_eq!(
+        error(&format!("m.load_weights({missing:?})")).0,
+        "FileNotFoundError"
+    );
+    let missing = dir.join("missing.keras").display().to_string();
+    let (ename, evalue) = error(&format!("tf.keras.models.load_model({missing:?})"));
+    assert_eq!(ename, "ValueError");
+    let want = format!("File not found: filepath={missing}. Please ensure the file is an accessible `.keras` zip file.");
+    assert_eq!(evalue.lines().next(), Some(want.as_str()));
+    let no_config = dir.join("no_config.keras");
+    {
+        let f = std::fs::File::create(&no_config).expect("create");
+        let mut z = zip::ZipWriter::new(f);
+        z.start_file("metadata.json", zip::write::SimpleFileOptions::default())
+            .expect("zip");
+        std::io::Write::write_all(&mut z, b"{}").expect("zip");
+        z.finish().expect("zip");
+    }
+    let p = no_config.display().to_string();
+    let (ename, evalue) = error(&format!("tf.keras.models.load_model({p:?})"));
+    assert_eq!(ename, "ValueError");
+    assert!(evalue.contains("config.json"), "{evalue}");
+    assert_eq!(ok(&s, "print(1 + 1)"), "2\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -238,7 +238,13 @@ pub fn load_model(path: &Path) -> KResult<SavedModel> {
             "File format not supported: filepath={s}. Keras 3 only supports V3 `.keras` files and legacy H5 format files (`.h5` extension). Note that the legacy SavedModel format is not supported by `load_model()` in Keras 3."
         )));
     }
-    let bytes = read_file(path)?;
+    let bytes = read_file(path).map_err(|e| match e {
+        // Keras's words for an archive that is not there.
+        KerasError::NotFound(_) => KerasError::Value(format!(
+            "File not found: filepath={s}. Please ensure the file is an accessible `.keras` zip file."
+        )),
+        e => e,
+    })?;
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| corrupt(path, format!("not a valid .keras archive ({e})")))?;
     let config: serde_json::Value =
@@ -282,8 +288,9 @@ pub fn load_weights(path: &Path, config: &ModelConfig) -> KResult<Vec<HostArray>
     Ok(hdf5::keras3::decode(path, config, bytes, None)?.0)
 }
 
-/// `model.save_weights("name.weights.h5")` of a model described by its layers alone (a
-/// functional graph): `layers` in `model.layers` order, keyed as Keras keys them.
+/// `model.save_weights("name.weights.h5")` of a model described by its objects alone (a
+/// functional graph, a subclass, a model holding a user's layers): each object at its path,
+/// as Keras's attribute walk places it.
 pub fn save_layer_weights(
     path: &Path,
     model: &str,
@@ -293,12 +300,12 @@ pub fn save_layer_weights(
     write_atomic(path, &hdf5::keras3::encode_layers(path, model, layers)?)
 }
 
-/// `model.load_weights("name.weights.h5")` for a model described by its layers alone: each
-/// layer's variables, read by its key with the shapes given.
+/// `model.load_weights("name.weights.h5")` for a model described by its objects alone:
+/// each object's variables, read at its path with the shapes given.
 pub fn load_layer_weights(
     path: &Path,
-    keys: &[(String, Vec<Vec<usize>>)],
-) -> KResult<Vec<Vec<HostArray>>> {
+    wanted: &[(String, Vec<Vec<usize>>)],
+) -> KResult<Vec<hdf5::keras3::Loaded>> {
     check_weights_path(path)?;
-    hdf5::keras3::decode_layers(path, read_file(path)?, keys)
+    hdf5::keras3::decode_layers(path, read_file(path)?, wanted)
 }

@@ -753,6 +753,12 @@ pub(crate) fn with_op_trainer<R>(
     }
 }
 
+/// A model whose weights file is written from its objects (a graph that is not a chain, a
+/// subclass, a model holding a user's layers), not from the engine's description.
+fn described_by_objects(m: &ModelObj) -> bool {
+    m.running_graph().is_some() || (!m.has_engine() && m.builtin_chain().is_none())
+}
+
 fn save(
     m: &ModelObj,
     this: &Value,
@@ -762,8 +768,8 @@ fn save(
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
     let path = path_arg(args, if weights_only { "save_weights" } else { "save" })?;
-    if let Some(g) = m.running_graph().filter(|_| weights_only) {
-        super::saving::save_graph_weights(m, &g, &path, ctx)?;
+    if weights_only && described_by_objects(m) {
+        super::saving::save_tracked_weights(m, this, &path, ctx)?;
         return Ok(Value::None);
     }
     if !m.has_engine() {
@@ -801,8 +807,8 @@ fn load_weights(
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
     let path = path_arg(args, "load_weights")?;
-    if let Some(g) = m.running_graph() {
-        super::saving::load_graph_weights(&g, &path, ctx)?;
+    if described_by_objects(m) {
+        super::saving::load_tracked_weights(m, this, &path, ctx)?;
         return Ok(Value::None);
     }
     if m.is_built() && !m.has_engine() {

@@ -5,14 +5,16 @@
 
 use std::path::Path;
 
-use super::layers::handle::{layer_weights, LayerHandle};
+use super::layers::handle::{LayerHandle, CORE_ATTR};
 use super::layers::{kerr, Builtin, LayerObj};
-use super::model::{ModelKind, ModelObj};
+use super::model::{model_layers, ModelKind, ModelObj};
+use super::track::attributes;
 use super::variable::keras_variable;
 use crate::bindings::tf::distribute::active_strategy;
 use crate::bindings::tf::{func, given};
-use crate::keras::saving::hdf5::keras3::LayerWeights;
+use crate::keras::saving::hdf5::keras3::{LayerWeights, Loaded};
 use crate::keras::HostArray;
+use crate::keras::LayerKind;
 use crate::keras::Trainer;
 use crate::lang::{Args, Ctx, NativeModule, PyErr, PyResult, Value};
 use crate::tensor::NdArray;
@@ -99,40 +101,192 @@ pub fn saving_module() -> Value {
         .into_value()
 }
 
-/// Each layer of a functional graph with its key in Keras 3's weights layout (the snake-case
-/// class name, numbered within the model, `model.layers` order, input layers included, as
-/// Keras's `_save_container_state` keys them), its name and its variables.
-fn graph_layers(
-    g: &super::layers::graph::Graph,
-    ctx: &mut dyn Ctx,
-) -> PyResult<Vec<(String, String, Vec<Value>)>> {
-    let layers = g.layers();
-    let classes: Vec<String> = layers.iter().map(Value::type_name).collect();
-    let keys = crate::keras::saving::naming::container_names(classes.iter().map(String::as_str));
-    let mut out = Vec::with_capacity(layers.len());
-    for (layer, key) in layers.iter().zip(keys) {
-        let name = ctx.getattr(layer, "name")?;
-        let name = ctx.str(&name)?;
-        let vars = match LayerHandle::of(layer, ctx) {
-            Some(h) => layer_weights(&h, ctx, None)?,
-            None => vec![],
-        };
-        out.push((key, name, vars));
-    }
-    Ok(out)
+/// One object a weights file holds: its path in Keras 3's layout, its name, its variables
+/// and the object itself (for Keras's error messages). `again` marks a later path to an
+/// object met before: saving skips it, loading tries it when the first path failed (Keras
+/// marks only what loaded as visited, so a subclass's layer missing at its attribute's
+/// path is looked for again under `layers/`).
+#[derive(Clone)]
+struct Saveable {
+    path: String,
+    name: String,
+    vars: Vec<Value>,
+    object: Value,
+    again: bool,
 }
 
-/// `save_weights` of a functional graph (not a chain) in Keras 3's layout.
-pub fn save_graph_weights(
+/// Keras's `file_utils.join` of a path inside the file.
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}/{name}")
+    }
+}
+
+/// Nesting deeper than a program writes (or a cycle Keras's `visited` set would stop) ends
+/// the walk here.
+const MAX_DEPTH: usize = 64;
+
+/// The walk over a model's objects: what it met, and the entries found so far.
+#[derive(Default)]
+struct Walk {
+    seen: Vec<Value>,
+    out: Vec<Saveable>,
+}
+
+impl Walk {
+    fn push(&mut self, path: String, name: String, vars: Vec<Value>, object: &Value) {
+        self.out.push(Saveable {
+            path,
+            name,
+            vars,
+            object: object.clone(),
+            again: false,
+        });
+    }
+
+    /// The objects of `v` and below as Keras's `_save_state` walks them: the object's own
+    /// variables (trainable first, as `save_own_variables` lists them) at `path`; a
+    /// Sequential or functional model's `layers` as a list; a subclass's attributes in
+    /// sorted order (as `dir()` gives them, a subclassed model's `layers` among them), a
+    /// layer under its attribute's name and a list, tuple or dict under the attribute's
+    /// name; each object once, at the first path that reaches it (later ones marked
+    /// `again`). A recurrent layer keeps its variables in its `cell`.
+    fn object(&mut self, v: &Value, path: String, ctx: &mut dyn Ctx, depth: usize) -> PyResult<()> {
+        if depth > MAX_DEPTH {
+            return Ok(());
+        }
+        if self.seen.iter().any(|s| s.is(v)) {
+            // The entries of the first path (a recurrent layer's two), at this one.
+            let first: Vec<Saveable> = self
+                .out
+                .iter()
+                .filter(|s| s.object.is(v) && !s.again)
+                .cloned()
+                .collect();
+            let base = first.first().map_or(0, |f| f.path.len());
+            for f in first {
+                self.out.push(Saveable {
+                    path: format!("{path}{}", f.path.get(base..).unwrap_or_default()),
+                    again: true,
+                    ..f
+                });
+            }
+            return Ok(());
+        }
+        let Some(h) = LayerHandle::of(v, ctx) else {
+            return Ok(());
+        };
+        self.seen.push(v.clone());
+        let (trainable, frozen): (Vec<Value>, Vec<Value>) = h
+            .own_weights(ctx)?
+            .into_iter()
+            .partition(|w| keras_variable(w).is_some_and(|k| k.trainable()));
+        let vars: Vec<Value> = trainable.into_iter().chain(frozen).collect();
+        let name = h.core().name();
+        let cell = v.downcast::<LayerObj>().and_then(|l| match l.kind() {
+            Some(LayerKind::Recurrent(r)) => Some(r.cell_scope()),
+            _ => None,
+        });
+        match cell {
+            Some(scope) => {
+                self.push(path.clone(), name, vec![], v);
+                self.push(join(&path, "cell"), scope.to_string(), vars, v);
+            }
+            None => self.push(path.clone(), name, vars, v),
+        }
+        let mut attrs = vec![];
+        if let Some(m) = h.model_value().and_then(|mv| mv.downcast::<ModelObj>()) {
+            let layers = Value::list(model_layers(m, &h, ctx)?);
+            if m.kind != ModelKind::Subclassed {
+                return self.list(&layers, &join(&path, "layers"), ctx, depth);
+            }
+            attrs.push(("layers".to_string(), layers));
+        }
+        if !h.is_subclass() {
+            return Ok(());
+        }
+        for (attr, value) in attributes(v, ctx)? {
+            if attr == CORE_ATTR || attr.starts_with("__") {
+                continue;
+            }
+            match attrs.iter_mut().find(|(a, _)| *a == attr) {
+                Some(a) => a.1 = value,
+                None => attrs.push((attr, value)),
+            }
+        }
+        attrs.sort_by(|a, b| a.0.cmp(&b.0));
+        for (attr, value) in attrs {
+            let at = join(&path, &attr);
+            if container(&value).is_some() {
+                self.list(&value, &at, ctx, depth)?;
+            } else if LayerHandle::of(&value, ctx).is_some() {
+                self.object(&value, at, ctx, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A container's entries as Keras's `_save_container_state` names them: a layer by its
+    /// snake-case class name, a list inside by `container`, each numbered within the
+    /// container (`blocks/dense`, `blocks/dense_1`, `blocks/container`); anything else is
+    /// not saved.
+    fn list(&mut self, list: &Value, path: &str, ctx: &mut dyn Ctx, depth: usize) -> PyResult<()> {
+        if depth > MAX_DEPTH {
+            return Ok(());
+        }
+        let mut items = vec![];
+        for item in container(list).unwrap_or_default() {
+            if container(&item).is_some() {
+                items.push((None, item));
+            } else if LayerHandle::of(&item, ctx).is_some() {
+                items.push((Some(item.type_name()), item));
+            }
+        }
+        let classes = items
+            .iter()
+            .map(|(c, _)| c.as_deref().unwrap_or("container"));
+        let keys = crate::keras::saving::naming::container_names(classes);
+        for ((class, item), key) in items.iter().zip(keys) {
+            let at = join(path, &key);
+            match class {
+                None => self.list(item, &at, ctx, depth + 1)?,
+                Some(_) => self.object(item, at, ctx, depth + 1)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The items of a list, tuple or dict (its values), as Keras walks a container.
+fn container(v: &Value) -> Option<Vec<Value>> {
+    match v {
+        Value::List(_) | Value::Tuple(_) => v.as_seq(),
+        Value::Dict(d) => Some(d.borrow().items().map(|(_, x)| x.clone()).collect()),
+        _ => None,
+    }
+}
+
+/// The objects of the model `this` in Keras 3's weights layout.
+fn saveables(this: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<Saveable>> {
+    let mut walk = Walk::default();
+    walk.object(this, String::new(), ctx, 0)?;
+    Ok(walk.out)
+}
+
+/// `save_weights` of a model the engine does not describe (a functional graph that is not
+/// a chain, a subclass, a model holding a user's layers) in Keras 3's layout.
+pub fn save_tracked_weights(
     m: &ModelObj,
-    g: &super::layers::graph::Graph,
+    this: &Value,
     path: &str,
     ctx: &mut dyn Ctx,
 ) -> PyResult<()> {
     let mut layers = vec![];
-    for (key, name, vars) in graph_layers(g, ctx)? {
-        let mut held = Vec::with_capacity(vars.len());
-        for v in &vars {
+    for s in saveables(this, ctx)?.into_iter().filter(|s| !s.again) {
+        let mut held = Vec::with_capacity(s.vars.len());
+        for v in &s.vars {
             let a = keras_variable(v)
                 .and_then(|k| k.primary())
                 .map(|c| c.snapshot())
@@ -141,42 +295,92 @@ pub fn save_graph_weights(
             held.push(HostArray::new(shape, data));
         }
         layers.push(LayerWeights {
-            key,
-            name,
+            path: s.path,
+            name: s.name,
             vars: held,
         });
     }
     crate::keras::saving::save_layer_weights(Path::new(path), &m.name(), &layers).map_err(kerr)
 }
 
-/// `load_weights` of a functional graph (not a chain) from Keras 3's layout: every
-/// variable of every layer, matched by the layer's key, as Keras matches them.
-pub fn load_graph_weights(
-    g: &super::layers::graph::Graph,
+/// `load_weights` of such a model from Keras 3's layout: every variable of every object,
+/// matched by the object's path, as Keras matches them; objects whose variables the file
+/// does not hold are Keras's `ValueError` listing them.
+pub fn load_tracked_weights(
+    m: &ModelObj,
+    this: &Value,
     path: &str,
     ctx: &mut dyn Ctx,
 ) -> PyResult<()> {
-    let layers = graph_layers(g, ctx)?;
-    let keys: Vec<(String, Vec<Vec<usize>>)> = layers
+    if !m.is_built() {
+        return Err(PyErr::value_error(
+            "You are loading weights into a model that has not yet been built. Try building the model first by calling it on some data or by using `build()`.",
+        ));
+    }
+    let objects = saveables(this, ctx)?;
+    let wanted: Vec<(String, Vec<Vec<usize>>)> = objects
         .iter()
-        .map(|(key, _, vars)| {
-            let shapes = vars
+        .map(|s| {
+            let shapes = s
+                .vars
                 .iter()
                 .filter_map(keras_variable)
                 .filter_map(|k| k.primary().map(|c| c.shape().to_vec()))
                 .collect();
-            (key.clone(), shapes)
+            (s.path.clone(), shapes)
         })
         .collect();
-    let read = crate::keras::saving::load_layer_weights(Path::new(path), &keys).map_err(kerr)?;
-    for ((_, _, vars), values) in layers.iter().zip(read) {
-        for (v, w) in vars.iter().zip(values) {
-            if let Some(k) = keras_variable(v) {
-                let a = NdArray::from_f32(&w.shape, w.data)
-                    .map_err(super::super::convert::tensor_err)?;
-                k.store(&a)?;
+    let read = crate::keras::saving::load_layer_weights(Path::new(path), &wanted).map_err(kerr)?;
+    // Keras's `error_msgs`: each object that did not load, with its repr and message, in
+    // the order they first failed; a later path that loads it takes it off.
+    let mut failed: Vec<(Value, String, String)> = vec![];
+    let mut loaded: Vec<Value> = vec![];
+    for (s, read) in objects.iter().zip(read) {
+        if s.again && loaded.iter().any(|o| o.is(&s.object)) {
+            continue;
+        }
+        let msg = match read {
+            Loaded::Values(values) => {
+                for (v, w) in s.vars.iter().zip(values) {
+                    if let Some(k) = keras_variable(v) {
+                        let a = NdArray::from_f32(&w.shape, w.data)
+                            .map_err(super::super::convert::tensor_err)?;
+                        k.store(&a)?;
+                    }
+                }
+                failed.retain(|(o, _, _)| !o.is(&s.object));
+                loaded.push(s.object.clone());
+                continue;
             }
+            Loaded::Count(held) => {
+                let mut names = Vec::with_capacity(s.vars.len());
+                for v in &s.vars {
+                    let n = ctx.getattr(v, "name")?;
+                    names.push(crate::lang::str_repr(&ctx.str(&n)?));
+                }
+                format!(
+                    "Layer '{}' expected {} variables, but received {held} variables during loading. Expected: [{}]",
+                    s.name,
+                    s.vars.len(),
+                    names.join(", ")
+                )
+            }
+            Loaded::Unfit(why) => why,
+        };
+        match failed.iter_mut().find(|(o, _, _)| o.is(&s.object)) {
+            Some(f) => f.2 = msg,
+            None => failed.push((s.object.clone(), ctx.repr(&s.object)?, msg)),
         }
     }
-    Ok(())
+    match failed.first() {
+        None => Ok(()),
+        Some((_, object, msg)) => {
+            let all: Vec<&str> = failed.iter().map(|(_, o, _)| o.as_str()).collect();
+            Err(PyErr::value_error(format!(
+                "A total of {} objects could not be loaded. Example error message for object {object}:\n\n{msg}\n\nList of objects that could not be loaded:\n[{}]",
+                failed.len(),
+                all.join(", ")
+            )))
+        }
+    }
 }

@@ -25,10 +25,12 @@ const MODEL_PROPERTIES: &[&str] = &[
     "predict_on_batch",
     "summary",
     "loss",
+    "save_weights",
+    "load_weights",
 ];
-// `save`, `save_weights` and `load_weights` are left out: the saving format needs the
-// engine's description of a model, which a subclass does not have, and a name a subclass
-// answers must work as Keras's does.
+// `save` is left out: a `.keras` archive needs a config the model can be rebuilt from,
+// which a subclass does not give here, and a name a subclass answers must work as Keras's
+// does.
 
 /// The model state of a subclass instance.
 pub fn model_of(this: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, LayerHandle)> {

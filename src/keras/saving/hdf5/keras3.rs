@@ -7,6 +7,9 @@
 //! learning rate, then each trainable variable's slots in turn (Adam:
 //! momentum, velocity), the order of Keras's `optimizer.variables`. Keras matches a file to
 //! a model by these names, so a layer renamed `dense_7` in another session still loads.
+//! A model described by its objects rather than by the engine (a subclass: `head/vars`,
+//! `hidden/dense_1/vars`, its own weights in the root's `vars`) is written and read at the
+//! paths the bindings give (`encode_layers`, `decode_layers`).
 
 use super::{dataset, group, read_f32, read_scalar_i64};
 use crate::keras::compile::CompileConfig;
@@ -193,64 +196,143 @@ pub fn decode(
     Ok((weights, optimizer))
 }
 
-/// One layer's group in Keras 3's weights layout, for a model that has no engine
-/// description (a functional graph): its key under `layers/` (Keras's container name, from
-/// [`crate::keras::saving::naming::container_names`] over `model.layers`), the layer's own
-/// name (the `vars` group's `name` attribute), and its variables in the layer's order.
+/// One object's variables in Keras 3's weights layout, for a model that has no engine
+/// description (a functional graph, a subclass, a model holding a user's layers): its path
+/// from the file's root as Keras's `_save_state` makes it (`layers/dense` for a list entry,
+/// `d1` for an attribute, `blocks/dense_1` for an attribute's list; empty for the model
+/// itself, whose own variables sit in the root's `vars`), the object's name (the `vars`
+/// group's `name` attribute), and its variables in the object's order.
 pub struct LayerWeights {
-    pub key: String,
+    pub path: String,
     pub name: String,
     pub vars: Vec<HostArray>,
+}
+
+/// The groups of a file as a tree: each object's entry at its path, the children in the
+/// order they were first named (a path's shared prefix is one group, not two).
+#[derive(Default)]
+struct Node<'a> {
+    entry: Option<&'a LayerWeights>,
+    children: Vec<(&'a str, Node<'a>)>,
+}
+
+impl<'a> Node<'a> {
+    fn insert(&mut self, e: &'a LayerWeights) {
+        let mut at = self;
+        for part in e.path.split('/').filter(|p| !p.is_empty()) {
+            let i = match at.children.iter().position(|(n, _)| *n == part) {
+                Some(i) => i,
+                None => {
+                    at.children.push((part, Node::default()));
+                    at.children.len() - 1
+                }
+            };
+            at = &mut at.children[i].1;
+        }
+        at.entry = Some(e);
+    }
+}
+
+fn write_vars(vars: &mut GroupBuilder, values: &[HostArray]) {
+    for (k, w) in values.iter().enumerate() {
+        vars.create_dataset(&k.to_string())
+            .with_f32_data(&w.data)
+            .with_shape(&shape_u64(&w.shape));
+    }
+}
+
+fn write_node(g: &mut GroupBuilder, node: &Node) {
+    if let Some(e) = node.entry {
+        let mut vars = vars_group(g, &e.name);
+        write_vars(&mut vars, &e.vars);
+        g.add_group(vars.finish());
+    }
+    for (name, child) in &node.children {
+        let mut sub = g.create_group(name);
+        write_node(&mut sub, child);
+        g.add_group(sub.finish());
+    }
 }
 
 /// The bytes of a `.weights.h5` file holding `layers` of the model named `model`, without
 /// an optimizer (as `save_weights` writes it).
 pub fn encode_layers(path: &Path, model: &str, layers: &[LayerWeights]) -> KResult<Vec<u8>> {
-    let mut fb = FileBuilder::new();
-    let mut group_of_layers = fb.create_group("layers");
+    let mut root = Node::default();
     for l in layers {
-        let mut g = group_of_layers.create_group(&l.key);
-        let mut vars = vars_group(&mut g, &l.name);
-        for (k, w) in l.vars.iter().enumerate() {
-            vars.create_dataset(&k.to_string())
-                .with_f32_data(&w.data)
-                .with_shape(&shape_u64(&w.shape));
-        }
-        g.add_group(vars.finish());
-        group_of_layers.add_group(g.finish());
+        root.insert(l);
     }
-    fb.add_group(group_of_layers.finish());
+    let mut fb = FileBuilder::new();
+    for (name, child) in &root.children {
+        let mut g = fb.create_group(name);
+        write_node(&mut g, child);
+        fb.add_group(g.finish());
+    }
     let mut top = fb.create_group("vars");
+    let own = root.entry.map_or(&[][..], |e| e.vars.as_slice());
     top.set_attr("name", AttrValue::VarLenString(model.to_string()));
+    write_vars(&mut top, own);
     fb.add_group(top.finish());
     fb.finish().map_err(|e| format_error(path, e))
 }
 
-/// Reads the variables of the layers keyed `keys` (with the shapes each layer's variables
-/// have in the model) from a file in Keras 3's weights layout, layer by layer.
+/// What a file holds for one object: its variables; or, when their number is not the
+/// object's, how many the file holds (Keras's "expected N variables, but received M"); or
+/// why a variable of the right number does not fit (its shape). Keras collects these per
+/// object rather than stopping at the first.
+pub enum Loaded {
+    Values(Vec<HostArray>),
+    Count(usize),
+    Unfit(String),
+}
+
+/// Reads the variables of the objects at `wanted` paths (with the shapes each object's
+/// variables have in the model) from a file in Keras 3's weights layout. A path the file
+/// lacks holds no variables, as Keras reads it.
 pub fn decode_layers(
     path: &Path,
     bytes: Vec<u8>,
-    keys: &[(String, Vec<Vec<usize>>)],
-) -> KResult<Vec<Vec<HostArray>>> {
+    wanted: &[(String, Vec<Vec<usize>>)],
+) -> KResult<Vec<Loaded>> {
     let file = super::open(path, bytes)?;
-    let root = file.root();
-    let layers = group(path, &root, "layers")?;
-    let mut out = Vec::with_capacity(keys.len());
-    for (key, shapes) in keys {
-        let mut vars_out = Vec::with_capacity(shapes.len());
-        if !shapes.is_empty() {
-            let vars = group(path, &layers, key).and_then(|g| group(path, &g, "vars"))?;
-            for (k, shape) in shapes.iter().enumerate() {
-                let d = dataset(path, &vars, &k.to_string())?;
-                let what = format!("layers/{key}/vars/{k}");
-                vars_out.push(HostArray::new(
-                    shape.clone(),
-                    read_f32(path, &d, &what, shape)?,
-                ));
+    let mut out = Vec::with_capacity(wanted.len());
+    for (at, shapes) in wanted {
+        let mut g = Some(file.root());
+        for part in at.split('/').filter(|p| !p.is_empty()) {
+            g = g.and_then(|g| g.group(part).ok());
+        }
+        let vars = g.and_then(|g| g.group("vars").ok());
+        let held = vars
+            .as_ref()
+            .map_or(0, |v| v.datasets().map_or(0, |d| d.len()));
+        if held != shapes.len() {
+            out.push(Loaded::Count(held));
+            continue;
+        }
+        let Some(vars) = vars else {
+            // Nothing held and nothing wanted (a layer without variables).
+            out.push(Loaded::Values(vec![]));
+            continue;
+        };
+        let mut values = Vec::with_capacity(shapes.len());
+        for (k, shape) in shapes.iter().enumerate() {
+            let d = dataset(path, &vars, &k.to_string())?;
+            let what = match at.as_str() {
+                "" => format!("vars/{k}"),
+                _ => format!("{at}/vars/{k}"),
+            };
+            match read_f32(path, &d, &what, shape) {
+                Ok(data) => values.push(HostArray::new(shape.clone(), data)),
+                Err(e @ KerasError::Shape { .. }) => {
+                    values.clear();
+                    out.push(Loaded::Unfit(e.to_string()));
+                    break;
+                }
+                Err(e) => return Err(e),
             }
         }
-        out.push(vars_out);
+        if values.len() == shapes.len() {
+            out.push(Loaded::Values(values));
+        }
     }
     Ok(out)
 }

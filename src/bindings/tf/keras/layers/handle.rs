@@ -141,7 +141,7 @@ impl LayerHandle {
 
     /// The variables this layer made, plus those a subclass tracks in its attributes
     /// (`self.w = keras.Variable(...)`).
-    fn own_weights(&self, ctx: &mut dyn Ctx) -> PyResult<Vec<Value>> {
+    pub fn own_weights(&self, ctx: &mut dyn Ctx) -> PyResult<Vec<Value>> {
         let mut own = self.core.weights.borrow().clone();
         if self.is_subclass() {
             for v in track::tracked(&self.this, ctx)?.variables {
