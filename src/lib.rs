@@ -21,6 +21,8 @@
 //! - [`distribute`]: replicas, batch splitting, all-reduce.
 //! - [`tensor`]: host n-dimensional arrays with numpy's dtypes and semantics.
 //! - [`device`]: the `Device` trait with a CPU implementation and a CUDA one.
+//! - [`collective`]: the collective across worker processes (Gloo, with the `gloo` feature)
+//!   and the rendezvous that lets the workers find each other.
 //! - [`memory`]: the memory bound every allocation a cell sizes is held against, so that a
 //!   request too large is `MemoryError` instead of an abort.
 //! - [`display`]: MIME bundles, progress bars, summary tables, plots.
@@ -30,6 +32,7 @@
 pub mod bench;
 pub mod bindings;
 pub mod cell;
+pub mod collective;
 pub mod device;
 pub mod display;
 pub mod distribute;

@@ -29,6 +29,9 @@ pub enum DeviceError {
     Unavailable(String),
     #[error("a tensor of {0} was handed to a device that does not own it")]
     WrongDevice(&'static str),
+    /// The collective across worker processes failed (a worker died or timed out).
+    #[error("{0}")]
+    Collective(String),
 }
 
 pub type DResult<T> = Result<T, DeviceError>;

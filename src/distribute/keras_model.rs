@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::model::{BatchSums, BoxError, ReduceHook, ReplicaModel};
-use super::split::split_sizes;
 use super::stats::FitStats;
 use super::strategy::{MirroredStrategy, ModelId};
 use super::DistributeError;
@@ -261,7 +260,11 @@ impl MirroredTrainer {
             n,
             self.strategy.all_reduce_name(),
             global_batch,
-            split_sizes(global_batch, n),
+            self.strategy
+                .train_ranges(global_batch)
+                .iter()
+                .map(|r| r.len())
+                .collect(),
         );
         st.gradient_len = self.plan.param_count();
         *self.stats.lock().unwrap_or_else(|e| e.into_inner()) = Some(st);

@@ -3,6 +3,7 @@
 //! themselves live beside their devices, behind `device::collective::AllReduce`).
 //! A plain Rust library: it never imports the language, the bindings or the protocol.
 //!
+//! - [`cluster`]: the cluster `TF_CONFIG` describes (jobs, this task, worker ranks).
 //! - [`pool`]: persistent replica threads and cheap dispatch.
 //! - [`split`]: TensorFlow's global-batch split.
 //! - [`strategy`]: device lists, logical CPU devices and the `MirroredStrategy` core.
@@ -10,6 +11,8 @@
 //! - [`train`]: distributed fit/evaluate/predict over any [`ReplicaModel`].
 //! - [`keras_model`]: the Keras engine's replica on this contract, and [`MirroredTrainer`],
 //!   the engine's `Trainer` seam over N replicas.
+//! - [`workers`]: `MultiWorkerMirroredStrategy` across processes: the local replicas' ring,
+//!   then one rank per worker through the cross-process collective (`collective`).
 //! - [`stats`]: per-fit timings for the teaching view.
 //! - [`bench`]: the multi-replica figures of `bench train`.
 //!
@@ -40,6 +43,7 @@
 //! ```
 
 pub mod bench;
+pub mod cluster;
 pub mod keras_model;
 pub mod model;
 pub mod pool;
@@ -47,6 +51,7 @@ pub mod split;
 pub mod stats;
 pub mod strategy;
 pub mod train;
+pub mod workers;
 
 pub use keras_model::MirroredTrainer;
 pub use model::{
@@ -94,6 +99,10 @@ pub enum DistributeError {
     Reentrant,
     #[error("training was interrupted")]
     Interrupted,
+    /// Joining or running the collective across worker processes failed (a worker that did
+    /// not arrive, one that died, a build without the collective).
+    #[error("{0}")]
+    Cluster(String),
 }
 
 pub type Result<T> = std::result::Result<T, DistributeError>;

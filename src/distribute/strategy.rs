@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use super::model::{BoxError, ReplicaModel};
 use super::pool::ReplicaPool;
 use super::stats::FitStats;
+use super::workers::Placement;
 use super::{DistributeError, Result};
 use crate::device::cpu::RingAllReduce;
 use crate::device::{AllReduce, DResult, Device, DeviceKind, DeviceSpec};
@@ -122,6 +123,25 @@ pub fn all_reduce_for(devices: &[DeviceSpec]) -> Result<(Arc<dyn AllReduce>, Opt
     Ok((choice.reducer, choice.note))
 }
 
+/// Gives every worker the chief's values: the others contribute zeros to one sum across
+/// workers, so the chief's bits arrive unchanged.
+fn broadcast_from_chief(p: &Placement, values: &mut [Vec<f32>]) -> Result<()> {
+    let mut flat: Vec<f32> = values.iter().flatten().copied().collect();
+    if p.cross.rank() != 0 {
+        flat.iter_mut().for_each(|v| *v = 0.0);
+    }
+    p.cross.all_reduce_sum(&mut flat).map_err(|e| {
+        DistributeError::Cluster(format!("could not share the chief's initial weights: {e}"))
+    })?;
+    let mut rest = flat.as_slice();
+    for v in values.iter_mut() {
+        let (head, tail) = rest.split_at(v.len().min(rest.len()));
+        v.copy_from_slice(head);
+        rest = tail;
+    }
+    Ok(())
+}
+
 /// Identifies a model built under a strategy (its copies live on every replica).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ModelId(pub u64);
@@ -157,6 +177,8 @@ pub struct MirroredStrategy {
     note: Option<String>,
     next_model: AtomicU64,
     pub(crate) last_stats: Mutex<Option<FitStats>>,
+    /// This worker's place in a cluster of workers (`MultiWorkerMirroredStrategy`).
+    placement: Option<Placement>,
 }
 
 impl MirroredStrategy {
@@ -220,7 +242,32 @@ impl MirroredStrategy {
             note: None,
             next_model: AtomicU64::new(1),
             last_stats: Mutex::new(None),
+            placement: None,
         })
+    }
+
+    /// Makes this strategy one worker of a cluster: its replicas take their shares of each
+    /// global batch at `placement.first_replica` among all the cluster's replicas.
+    pub fn place(&mut self, placement: Placement) {
+        self.placement = Some(placement);
+    }
+
+    /// This worker's place in its cluster, if it is one worker of several.
+    pub fn placement(&self) -> Option<&Placement> {
+        self.placement.as_ref()
+    }
+
+    /// The rows of a global batch of `global` examples that each local replica trains on:
+    /// the batch split over every replica of the cluster, this worker's shares.
+    pub fn train_ranges(&self, global: usize) -> Vec<std::ops::Range<usize>> {
+        match &self.placement {
+            None => crate::distribute::split_batch(global, self.devices.len()),
+            Some(p) => crate::distribute::split_batch(global, p.total_replicas)
+                .into_iter()
+                .skip(p.first_replica)
+                .take(self.devices.len())
+                .collect(),
+        }
     }
 
     /// `strategy.num_replicas_in_sync`.
@@ -272,8 +319,11 @@ impl MirroredStrategy {
             return Err(e);
         }
         let id = ModelId(id);
-        if self.devices.len() > 1 {
-            let initial = self.primary_variables(id)?;
+        if self.devices.len() > 1 || self.placement.is_some() {
+            let mut initial = self.primary_variables(id)?;
+            if let Some(p) = &self.placement {
+                broadcast_from_chief(p, &mut initial)?;
+            }
             self.set_variables(id, &initial)?;
         }
         Ok(id)

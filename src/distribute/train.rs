@@ -200,7 +200,7 @@ impl MirroredStrategy {
 
     fn step(&self, id: ModelId, batch: Batch<'_>) -> Result<(BatchSums, Vec<[Duration; 3]>)> {
         let global = batch.len();
-        let ranges = split_batch(global, self.num_replicas_in_sync());
+        let ranges = self.train_ranges(global);
         let reducer = &*self.reducer;
         let results = self.pool.run_fallible(|rank, replica| {
             let range = ranges.get(rank).cloned().unwrap_or(0..0);
@@ -265,10 +265,7 @@ impl MirroredStrategy {
             self.num_replicas_in_sync(),
             self.reducer.name(),
             full,
-            split_batch(full, self.num_replicas_in_sync())
-                .iter()
-                .map(|r| r.len())
-                .collect(),
+            self.train_ranges(full).iter().map(|r| r.len()).collect(),
         );
         stats.gradient_len = self.gradient_len(id)?;
         let mut history = History::default();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The floors, from the bottom. A module may import the modules of lower floors only;
 /// modules that share a floor may not import each other. `lib` and `main` stand on top.
 const FLOORS: &[&[&str]] = &[
-    &["device", "memory"],
+    &["device", "memory", "collective"],
     &["tensor"],
     &["ops"],
     &["keras"],
@@ -172,7 +172,7 @@ fn forbidden_for(module: &str) -> &'static [&'static str] {
             "device",
         ],
         "lang" => &["protocol", "keras", "distribute", "ops", "tensor", "device"],
-        "device" | "tensor" | "ops" | "keras" | "distribute" | "display" => {
+        "device" | "collective" | "tensor" | "ops" | "keras" | "distribute" | "display" => {
             &["lang", "bindings", "protocol", "session", "cell"]
         }
         _ => &[],

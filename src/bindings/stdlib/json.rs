@@ -576,7 +576,7 @@ impl Parser {
     }
 }
 
-fn loads_text(v: &Value) -> PyResult<Value> {
+pub fn loads_text(v: &Value) -> PyResult<Value> {
     let text = match v {
         Value::Str(s) => s.to_string(),
         other => {

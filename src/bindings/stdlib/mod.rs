@@ -19,7 +19,7 @@ mod functools;
 mod glob;
 mod io;
 mod itertools;
-mod json;
+pub mod json;
 pub(crate) mod logging;
 mod mappings;
 mod operator;
@@ -234,6 +234,23 @@ pub(crate) fn normalize(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// The session's `os.environ`, kept when `os` is first imported so that other modules read
+/// what the cells set there (TensorFlow reads `TF_CONFIG` from it).
+#[derive(Default)]
+pub struct SessionEnviron(Option<Value>);
+
+/// A variable of the environment as the session sees it: `os.environ` once a cell imported
+/// `os`, else the process's own environment.
+pub fn session_env(ctx: &mut dyn Ctx, name: &str) -> Option<String> {
+    match &ctx.state().get::<SessionEnviron>().0 {
+        Some(Value::Dict(d)) => d.borrow().get_str(name).and_then(|v| match v {
+            Value::Str(s) => Some(s.to_string()),
+            _ => None,
+        }),
+        _ => std::env::var(name).ok(),
+    }
+}
+
 fn environ() -> Value {
     let mut d = crate::lang::Dict::default();
     let mut vars: Vec<(String, String)> = std::env::vars().collect();
@@ -244,7 +261,9 @@ fn environ() -> Value {
     Value::Dict(std::rc::Rc::new(std::cell::RefCell::new(d)))
 }
 
-fn os_module() -> Value {
+fn os_module(ctx: &mut dyn Ctx) -> Value {
+    let env = environ();
+    ctx.state().get::<SessionEnviron>().0 = Some(env.clone());
     NativeModule::new(
         "os",
         "Operating system interfaces: files, directories, environment.",
@@ -252,7 +271,7 @@ fn os_module() -> Value {
     .with("path", path_module())
     .with("sep", Value::str("/"))
     .with("name", Value::str("posix"))
-    .with("environ", environ())
+    .with("environ", env)
     .with(
         "getcwd",
         f(
@@ -393,7 +412,7 @@ pub const NAMES: &[&str] = &[
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(match name {
-        "os" => os_module(),
+        "os" => os_module(ctx),
         "os.path" => path_module(),
         "json" => json::module(ctx),
         "shutil" => shutil::module(ctx),

@@ -63,6 +63,20 @@ pub struct Strategy {
     /// The engine's replicas, made when the first model is built under this strategy
     /// (replica threads cost memory, so a strategy only printed never starts them).
     pub core: RefCell<Option<Arc<crate::distribute::MirroredStrategy>>>,
+    /// `MultiWorkerMirroredStrategy`'s cluster: none for the other strategies.
+    pub cluster: Option<InCluster>,
+}
+
+/// What a `MultiWorkerMirroredStrategy` knows of its cluster.
+pub struct InCluster {
+    /// `strategy.cluster_resolver`.
+    pub resolver: Value,
+    /// The cluster and this task, read from the resolver when the strategy was made.
+    pub config: crate::distribute::cluster::TfConfig,
+    /// `CommunicationOptions.implementation` (`AUTO`, `RING`, `NCCL`).
+    pub implementation: &'static str,
+    /// `CommunicationOptions.timeout_seconds`: how long a worker waits for the others.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The full name TF gives a local device in `worker_devices` and the INFO line.
@@ -83,18 +97,81 @@ impl Strategy {
             engine,
             cross_device_ops,
             core: RefCell::new(None),
+            cluster: None,
         }
     }
 
+    /// The strategy as one worker of a cluster (`MultiWorkerMirroredStrategy`).
+    pub fn in_cluster(
+        mut self,
+        resolver: Value,
+        config: crate::distribute::cluster::TfConfig,
+        implementation: &'static str,
+        timeout: Option<std::time::Duration>,
+    ) -> Strategy {
+        self.cluster = Some(InCluster {
+            resolver,
+            config,
+            implementation,
+            timeout,
+        });
+        self
+    }
+
+    /// This process's replicas (those `run` calls and a local batch is split over).
     pub fn num_replicas(&self) -> usize {
         self.devices.len().max(1)
     }
 
+    /// How many workers train together (1 outside a cluster).
+    pub fn num_workers(&self) -> usize {
+        self.cluster
+            .as_ref()
+            .map_or(1, |c| c.config.cluster.num_workers().max(1))
+    }
+
+    /// `num_replicas_in_sync`: every worker's replicas (each worker runs as many).
+    pub fn num_replicas_in_sync(&self) -> usize {
+        self.num_replicas() * self.num_workers()
+    }
+
+    /// Whether this worker writes checkpoints and summaries: the chief, or any strategy
+    /// outside a cluster.
+    pub fn is_chief(&self) -> bool {
+        self.cluster.as_ref().is_none_or(|c| c.config.is_chief())
+    }
+
+    /// The local devices' full names: `/job:localhost/...`, or this task's job and index
+    /// when the strategy is one worker of several.
     pub fn worker_devices(&self) -> Vec<String> {
+        let task = self
+            .cluster
+            .as_ref()
+            .filter(|c| c.config.cluster.num_workers() > 1)
+            .map(|c| {
+                let ty = c.config.task_type.as_deref().unwrap_or("worker");
+                (ty.to_string(), c.config.task_id.unwrap_or(0))
+            });
         self.devices
             .iter()
-            .map(|(t, i)| full_device_name(t, *i))
+            .map(|(t, i)| match &task {
+                Some((job, id)) => format!("/job:{job}/replica:0/task:{id}/device:{t}:{i}"),
+                None => full_device_name(t, *i),
+            })
             .collect()
+    }
+
+    /// The engine's replicas for this strategy: the local devices, and for a strategy that
+    /// is one worker of several the collective that joins the other workers.
+    pub fn engine_core(&self) -> crate::distribute::Result<crate::distribute::MirroredStrategy> {
+        match self
+            .cluster
+            .as_ref()
+            .filter(|c| c.config.cluster.num_workers() > 1)
+        {
+            None => crate::distribute::MirroredStrategy::for_devices(self.engine.clone()),
+            Some(c) => crate::distribute::workers::join(self.engine.clone(), &c.config, c.timeout),
+        }
     }
 
     fn worker_devices_tuple(&self) -> Value {
@@ -595,11 +672,14 @@ impl Object for Strategy {
     }
     fn getattr(&self, this: &Value, name: &str, _ctx: &mut dyn Ctx) -> PyResult<Option<Value>> {
         Ok(Some(match name {
-            "num_replicas_in_sync" => Value::Int(self.num_replicas() as i64),
+            "num_replicas_in_sync" => Value::Int(self.num_replicas_in_sync() as i64),
             "extended" => Value::native(Extended {
                 strategy: this.clone(),
             }),
-            "cluster_resolver" => Value::None,
+            "cluster_resolver" => self
+                .cluster
+                .as_ref()
+                .map_or(Value::None, |c| c.resolver.clone()),
             "scope" => bound::<Strategy>(this, "scope", |_, this, _, _| {
                 Ok(Value::native(Scope {
                     strategy: this.clone(),
@@ -698,9 +778,9 @@ impl Object for Extended {
         };
         Ok(match name {
             "worker_devices" | "parameter_devices" => Some(s.worker_devices_tuple()),
-            "experimental_between_graph" | "experimental_should_init" => {
-                Some(Value::Bool(name == "experimental_should_init"))
-            }
+            "experimental_should_init" => Some(Value::Bool(true)),
+            "experimental_between_graph" => Some(Value::Bool(s.cluster.is_some())),
+            "should_checkpoint" | "should_save_summary" => Some(Value::Bool(s.is_chief())),
             _ => None,
         })
     }

@@ -30,6 +30,7 @@ pub mod data;
 pub mod distribute;
 pub mod dtypes;
 pub mod eager;
+pub mod enums;
 pub mod errors;
 pub mod function;
 pub mod gradient_tape;

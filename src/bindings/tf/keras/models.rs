@@ -27,8 +27,7 @@ pub fn strategy_core(
     if let Some(c) = s.core.borrow().as_ref() {
         return Ok(c.clone());
     }
-    let core = crate::distribute::MirroredStrategy::for_devices(s.engine.clone())
-        .map_err(|e| strategy_error(e, s))?;
+    let core = s.engine_core().map_err(|e| strategy_error(e, s))?;
     if let Some(note) = core.all_reduce_note() {
         ctx.emit(Output::Stream {
             name: StreamName::Stderr,
@@ -46,6 +45,7 @@ fn strategy_error(e: crate::distribute::DistributeError, s: &Strategy) -> PyErr 
     use crate::distribute::DistributeError as D;
     let devices = s.worker_devices().join(", ");
     match e {
+        D::Cluster(text) => PyErr::runtime_error(text),
         D::InvalidInput(text) => PyErr::value_error(format!(
             "{text}\nHint: tf.config.list_logical_devices() lists the devices a strategy can use."
         )),
