@@ -13,7 +13,7 @@ use super::distribute::{
 };
 use super::enums::{member_of, EnumClass, EnumValue};
 use super::values::ReduceOpEnum;
-use super::{address_of, bound, given, print_line, TfError, TfState};
+use super::{address_of, bound, given, TfError, TfState};
 use crate::bindings::stdlib::session_env;
 use crate::device::DeviceKind;
 use crate::distribute::cluster::{ClusterError, ClusterSpec, TfConfig};
@@ -611,10 +611,11 @@ fn multi_worker(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
             .map(|d| format!("/job:{ty}/task:{id}/device:{}", d.short_name()))
             .collect();
         let spec = ctx.repr(&ClusterSpecObj(config.cluster.clone()).as_dict())?;
-        print_line(
+        super::tf_log(
             ctx,
+            20,
             &format!(
-                "INFO:tensorflow:MultiWorkerMirroredStrategy with cluster_spec = {spec}, \
+                "MultiWorkerMirroredStrategy with cluster_spec = {spec}, \
                  task_type = '{ty}', task_id = {id}, num_workers = {workers}, local_devices = \
                  {}, communication = CommunicationImplementation.{implementation}",
                 devices_tuple_text(&local)
@@ -625,10 +626,11 @@ fn multi_worker(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
             .iter()
             .map(|d| format!("/device:{}", d.short_name()))
             .collect();
-        print_line(
+        super::tf_log(
             ctx,
+            20,
             &format!(
-                "INFO:tensorflow:Single-worker MultiWorkerMirroredStrategy with local_devices = \
+                "Single-worker MultiWorkerMirroredStrategy with local_devices = \
                  {}, communication = CommunicationImplementation.{implementation}",
                 devices_tuple_text(&local)
             ),
