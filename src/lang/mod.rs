@@ -31,6 +31,9 @@ pub use values::exceptions::TF_ERRORS;
 pub use values::lazy::Lazy;
 pub use values::native::{NativeClass, NativeFn, NativeModule};
 pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
+pub use values::runtime::{
+    class_own_attr, class_own_items, is_user_class, not_implemented, remove_class_attr,
+};
 pub use values::stand_in::StandIn;
 pub use values::value::{Dict, DictKind, HashKey, Value};
 

@@ -168,6 +168,11 @@ fn logging_matches_cpython() {
     matches_cpython("logging", 10);
 }
 
+#[test]
+fn dataclasses_match_cpython() {
+    matches_cpython("dataclasses", 13);
+}
+
 /// Every module the kernel lists as provided imports, and the error for a module it does
 /// not provide lists each of them.
 #[test]

@@ -176,6 +176,15 @@ impl Deep {
     }
 }
 
+/// `copy.deepcopy(v)`, for modules that copy as CPython's do (`dataclasses.asdict`).
+pub(super) fn deepcopy(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let mut deep = Deep {
+        memo: HashMap::new(),
+        keep: vec![],
+    };
+    deep.copy(v, ctx)
+}
+
 pub fn module() -> Value {
     NativeModule::new("copy", "Generic (shallow and deep) copying operations.")
         .with(
@@ -196,11 +205,7 @@ pub fn module() -> Value {
                 "deepcopy(x, memo=None)\nDeep copy operation on arbitrary Python objects.",
                 |a, ctx| {
                     let s = a.bind("deepcopy", &["x", "memo"], 1)?;
-                    let mut deep = Deep {
-                        memo: HashMap::new(),
-                        keep: vec![],
-                    };
-                    deep.copy(arg(&s, 0), ctx)
+                    deepcopy(arg(&s, 0), ctx)
                 },
             ),
         )

@@ -6,7 +6,7 @@
 //! `operator`, `collections` (`deque`, `namedtuple`; its dict subclasses `Counter`,
 //! `defaultdict` and `OrderedDict` in `mappings`), `random` (CPython's streams), `re`,
 //! `textwrap`, `io` (`StringIO`), `copy`, `datetime`, `csv`, `pprint`, `typing`,
-//! `contextlib`, `statistics` and `logging`. [`NAMES`] is the
+//! `contextlib`, `statistics`, `logging` and `dataclasses`. [`NAMES`] is the
 //! one list of them. Plain wrappers over `std::fs`; errors become
 //! `FileNotFoundError`/`OSError` with CPython's wording.
 
@@ -14,6 +14,7 @@ mod collections;
 mod contextlib;
 mod copy;
 mod csv;
+mod dataclasses;
 mod datetime;
 mod functools;
 mod glob;
@@ -408,6 +409,7 @@ pub const NAMES: &[&str] = &[
     "contextlib",
     "statistics",
     "logging",
+    "dataclasses",
 ];
 
 pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
@@ -430,6 +432,7 @@ pub fn module(name: &str, ctx: &mut dyn Ctx) -> PyResult<Value> {
         "contextlib" => contextlib::module(),
         "statistics" => statistics::module(ctx),
         "logging" => logging::module(),
+        "dataclasses" => dataclasses::module(ctx),
         "textwrap" => textwrap::module(),
         "io" => io::module(),
         "copy" => copy::module(),

@@ -1,5 +1,5 @@
 //! `typing`: the names annotations use (`List`, `Dict`, `Tuple`, `Set`, `Optional`,
-//! `Union`, `Any`, `Callable`, `Sequence`, `Iterable`, ...), subscriptable with CPython
+//! `Union`, `Any`, `Callable`, `Sequence`, `Iterable`, `ClassVar`, `Final`, ...), subscriptable with CPython
 //! 3.11's reprs (`typing.Dict[str, int]`, `typing.Optional[int]`), `Union`'s flattening
 //! and de-duplication, and its TypeError texts for wrong arity or subscripting twice;
 //! `cast`, `get_args` and `TYPE_CHECKING`. Forms only describe types: nothing checks them.
@@ -47,6 +47,8 @@ const FORMS: &[(&str, Kind)] = &[
     ("Union", Kind::Union),
     ("Optional", Kind::Optional),
     ("Any", Kind::Any),
+    ("ClassVar", Kind::Generic(1, None)),
+    ("Final", Kind::Generic(1, None)),
 ];
 
 fn form(name: &'static str, kind: Kind, args: Vec<Value>) -> Value {

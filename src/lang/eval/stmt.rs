@@ -53,6 +53,19 @@ impl Vm<'_> {
                 }
             }
             StmtKind::AugAssign(target, op, value) => self.aug_assign(target, *op, value, env)?,
+            StmtKind::Annotated {
+                target,
+                value,
+                name,
+                annotation,
+            } => {
+                if let Some(value) = value {
+                    let v = self.eval(value, env)?;
+                    self.assign(target, v, env)?;
+                }
+                let a = self.eval(annotation, env)?;
+                self.record_annotation(name, a, env);
+            }
             StmtKind::If(test, body, orelse) => {
                 let t = self.eval(test, env)?;
                 return if self.truthy(&t)? {
@@ -448,5 +461,39 @@ impl Vm<'_> {
         e.0.message = msg;
         e.0.value = Some(inst);
         e
+    }
+}
+
+impl Vm<'_> {
+    /// Records `name: annotation` in the `__annotations__` dict of the class being defined,
+    /// or of the module (the session's globals), making the dict on first use as CPython
+    /// does.
+    fn record_annotation(&mut self, name: &Rc<str>, annotation: Value, env: &Env) {
+        let existing = match &env.class_ns {
+            Some(ns) => ns.borrow().get("__annotations__").cloned(),
+            None => self.core.globals.borrow().get("__annotations__").cloned(),
+        };
+        let dict = match existing {
+            Some(d @ Value::Dict(_)) => d,
+            _ => {
+                let d = Value::dict_from(vec![]);
+                match &env.class_ns {
+                    Some(ns) => {
+                        ns.borrow_mut()
+                            .insert("__annotations__".to_string(), d.clone());
+                    }
+                    None => {
+                        self.core
+                            .globals
+                            .borrow_mut()
+                            .insert(Rc::from("__annotations__"), d.clone());
+                    }
+                }
+                d
+            }
+        };
+        if let Value::Dict(d) = dict {
+            d.borrow_mut().insert_str(name, annotation);
+        }
     }
 }

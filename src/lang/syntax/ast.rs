@@ -169,6 +169,17 @@ pub enum StmtKind {
     Expr(Expr),
     Assign(Vec<Expr>, Expr),
     AugAssign(Expr, BinOp, Expr),
+    /// `target: annotation = value` at module or class level with a plain name target:
+    /// the value (if any) is assigned, then the annotation is evaluated and recorded under
+    /// that name in the namespace's `__annotations__` dict, as CPython does. Elsewhere an
+    /// annotated assignment is a plain assignment (or nothing), as annotations of locals are
+    /// never evaluated.
+    Annotated {
+        target: Expr,
+        value: Option<Expr>,
+        name: Rc<str>,
+        annotation: Expr,
+    },
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     While(Expr, Vec<Stmt>, Vec<Stmt>),
     For(Expr, Expr, Vec<Stmt>, Vec<Stmt>),

@@ -114,10 +114,24 @@ impl Converter {
                 let value = self.expr(&a.value);
                 StmtKind::Assign(a.targets.iter().map(|t| self.expr(t)).collect(), value)
             }
-            RS::AnnAssign(a) => match &a.value {
-                Some(v) => StmtKind::Assign(vec![self.expr(&a.target)], self.expr(v)),
-                None => StmtKind::Pass,
-            },
+            RS::AnnAssign(a) => {
+                let recorded = matches!(
+                    self.scopes.last().map(|s| &s.kind),
+                    Some(ScopeKind::Module | ScopeKind::Class)
+                );
+                match (&*a.target, recorded && a.simple) {
+                    (ra::Expr::Name(n), true) => StmtKind::Annotated {
+                        target: self.expr(&a.target),
+                        value: a.value.as_ref().map(|v| self.expr(v)),
+                        name: Rc::from(n.id.as_str()),
+                        annotation: self.expr(&a.annotation),
+                    },
+                    _ => match &a.value {
+                        Some(v) => StmtKind::Assign(vec![self.expr(&a.target)], self.expr(v)),
+                        None => StmtKind::Pass,
+                    },
+                }
+            }
             RS::AugAssign(a) => {
                 StmtKind::AugAssign(self.expr(&a.target), binop(a.op), self.expr(&a.value))
             }

@@ -110,6 +110,7 @@ const STDLIB_ERRORS: &[(&str, &str, &str)] = &[
     ("SameFileError", "Error", "shutil"),
     ("error", "Exception", "re"),
     ("StatisticsError", "ValueError", "statistics"),
+    ("FrozenInstanceError", "AttributeError", "dataclasses"),
 ];
 
 /// Adds the standard library's exception classes, so a native raising `JSONDecodeError`

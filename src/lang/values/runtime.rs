@@ -198,6 +198,11 @@ impl Object for Instance {
         self.class().map(|c| c.name.clone()).unwrap_or_default()
     }
     fn hash(&self) -> Option<u64> {
+        // A class that sets `__hash__ = None` (as a dataclass with `eq` does) makes its
+        // instances unhashable, as in CPython.
+        if let Some(Value::None) = self.class().and_then(|c| c.lookup("__hash__")) {
+            return None;
+        }
         Some(addr(self))
     }
     fn dir(&self) -> Vec<String> {
@@ -447,6 +452,45 @@ impl Object for BuiltinType {
 
 /// The `NotImplemented` and `Ellipsis` singletons.
 pub struct Singleton(pub &'static str);
+
+/// Python's `NotImplemented`, which a native binary dunder (a dataclass's `__eq__`)
+/// returns to let the other operand answer.
+pub fn not_implemented() -> Value {
+    Value::Obj(Rc::new(Singleton("NotImplemented")))
+}
+
+/// The value under `name` in the class `cls`'s own namespace (`cls.__dict__[name]`, not a
+/// base's), for natives that decorate classes as CPython's do (`dataclasses`); `None` when
+/// `cls` is not a class made by a `class` statement or has no such entry.
+pub fn class_own_attr(cls: &Value, name: &str) -> Option<Value> {
+    cls.downcast::<Class>()?.dict.borrow().get(name).cloned()
+}
+
+/// The class `cls`'s own namespace, in definition order (empty for anything else).
+pub fn class_own_items(cls: &Value) -> Vec<(String, Value)> {
+    cls.downcast::<Class>()
+        .map(|c| {
+            c.dict
+                .borrow()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `v` is a class made by a `class` statement.
+pub fn is_user_class(v: &Value) -> bool {
+    v.downcast::<Class>().is_some()
+}
+
+/// Removes `name` from the class `cls`'s own namespace (`delattr(cls, name)`), as a
+/// dataclass removes a field's `field(default_factory=...)` marker.
+pub fn remove_class_attr(cls: &Value, name: &str) {
+    if let Some(c) = cls.downcast::<Class>() {
+        c.dict.borrow_mut().shift_remove(name);
+    }
+}
 
 impl Object for Singleton {
     fn type_name(&self) -> String {
