@@ -15,8 +15,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type ReduceHook<'a> = dyn FnMut(&mut [DTensor], &dyn Device) -> Result<(), BoxError> + 'a;
 
 /// Additive per-batch results: `values[0]` is the sum of per-example losses and the others
-/// are sums of per-example metric values, so that sums over replicas and batches, divided by
-/// `examples`, give exactly the single-device (sample-weighted) means Keras reports.
+/// are the metrics' states (sums of per-example values, or counts), so that sums over
+/// replicas and batches give exactly what a single device reports (see
+/// [`ReplicaModel::log_reader`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSums {
     pub examples: usize,

@@ -21,6 +21,9 @@ use std::borrow::Cow;
 /// `AllReduce::all_reduce_sum_many`).
 pub type GradSync<'a> = &'a dyn Fn(&mut [DTensor], &dyn Device) -> DResult<()>;
 
+/// A batch's targets (borrowed when they carry no weights) and its examples' weights.
+type Targets<'a> = (Cow<'a, [f32]>, Option<Vec<f32>>);
+
 /// What one step measured on this replica's share of the batch. Sums, not means, so the
 /// caller can add replicas together and divide by the global count.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -181,11 +184,7 @@ impl Replica {
     }
 
     /// The targets of `batch` examples and, when they carry them, their weights.
-    fn targets<'a>(
-        &self,
-        y: &'a [f32],
-        batch: usize,
-    ) -> KResult<(Cow<'a, [f32]>, Option<Vec<f32>>)> {
+    fn targets<'a>(&self, y: &'a [f32], batch: usize) -> KResult<Targets<'a>> {
         if !self.sample_weighted {
             return Ok((Cow::Borrowed(y), None));
         }
