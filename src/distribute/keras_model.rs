@@ -11,11 +11,13 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::model::{BatchSums, BoxError, ReduceHook, ReplicaModel};
+use super::model::{BatchSums, BoxError, LogReader, ReduceHook, ReplicaModel};
 use super::stats::FitStats;
 use super::strategy::{MirroredStrategy, ModelId};
 use super::DistributeError;
 use crate::device::{DTensor, Device, DeviceError};
+use crate::keras::compile::metric_results;
+use crate::keras::sample_weight;
 use crate::keras::trainer::example_lens;
 use crate::keras::Rows;
 use crate::keras::{
@@ -49,6 +51,20 @@ impl ReplicaModel for Replica {
             names.extend(c.metrics.iter().map(|(n, _)| n.clone()));
         }
         names
+    }
+
+    fn log_reader(&self) -> LogReader {
+        let compiled = self.compiled().cloned();
+        Box::new(move |sums| {
+            let n = sums.examples.max(1) as f64;
+            let loss = sums.values.first().copied().unwrap_or(0.0);
+            let mut logs = vec![("loss".to_string(), loss / n)];
+            let state = sums.values.get(1..).unwrap_or(&[]);
+            if let Some(c) = &compiled {
+                logs.extend(metric_results(c, state, sums.examples));
+            }
+            logs
+        })
     }
 
     fn gradient_len(&self) -> usize {
@@ -144,6 +160,8 @@ pub struct MirroredTrainer {
     plan: Plan,
     compile: Option<CompileConfig>,
     learning_rate: f32,
+    /// Whether target rows end in their example's weight; every replica is told the same.
+    sample_weighted: bool,
     /// Statistics of the fit in progress; published to the strategy after every step.
     stats: Mutex<Option<FitStats>>,
 }
@@ -201,6 +219,7 @@ impl MirroredTrainer {
             plan,
             compile: compile.cloned(),
             learning_rate: compile.map_or(0.0, |c| c.optimizer.learning_rate),
+            sample_weighted: false,
             stats: Mutex::new(None),
         })
     }
@@ -288,12 +307,17 @@ impl Trainer for MirroredTrainer {
         self.compile.as_ref()
     }
     fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()> {
+        let targets = match y {
+            Some(y) if self.sample_weighted => Some(sample_weight::split(y, batch)?.0),
+            Some(y) => Some(y.to_vec()),
+            None => None,
+        };
         crate::keras::validate::check_data(
             &self.config,
             &self.plan,
             self.compile.as_ref(),
             x,
-            y,
+            targets.as_deref(),
             batch,
         )
     }
@@ -351,6 +375,17 @@ impl Trainer for MirroredTrainer {
             Ok(())
         });
         self.learning_rate = lr;
+    }
+    fn set_sample_weighted(&mut self, on: bool) -> KResult<()> {
+        self.on_replicas(|_, r| {
+            r.set_sample_weighted(on);
+            Ok(())
+        })?;
+        self.sample_weighted = on;
+        Ok(())
+    }
+    fn sample_weighted(&self) -> bool {
+        self.sample_weighted
     }
 }
 

@@ -15,8 +15,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type ReduceHook<'a> = dyn FnMut(&mut [DTensor], &dyn Device) -> Result<(), BoxError> + 'a;
 
 /// Additive per-batch results: `values[0]` is the sum of per-example losses and the others
-/// are sums of per-example metric values, so that sums over replicas and batches, divided by
-/// `examples`, give exactly the single-device (sample-weighted) means Keras reports.
+/// are the metrics' states (sums of per-example values, or counts), so that sums over
+/// replicas and batches give exactly what a single device reports (see
+/// [`ReplicaModel::log_reader`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSums {
     pub examples: usize,
@@ -46,12 +47,24 @@ impl BatchSums {
     }
 }
 
+/// Turns summed batch results into the reported `(name, value)` pairs.
+pub type LogReader = Box<dyn Fn(&BatchSums) -> Vec<(String, f64)> + Send>;
+
 /// One replica's copy of a model. Every method runs on the replica's own thread with the
 /// replica's device. Inputs are row-major host rows: `rows` examples of `x.len() / rows`
 /// features (and `y.len() / rows` target values).
 pub trait ReplicaModel {
     /// Names of the reported values: `loss` first, then each metric (`accuracy`, ...).
     fn metric_names(&self) -> Vec<String>;
+
+    /// How results summed over batches and replicas become the reported values, paired
+    /// with [`metric_names`](Self::metric_names). By default every value is a sum of
+    /// per-example values, reported as its mean; a model whose metrics keep other state
+    /// (confusion counts at thresholds) reads them its own way.
+    fn log_reader(&self) -> LogReader {
+        let names = self.metric_names();
+        Box::new(move |sums| sums.means(&names))
+    }
 
     /// Length of the gradient (all trainable variables, in order, laid end to end).
     fn gradient_len(&self) -> usize;

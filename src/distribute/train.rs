@@ -258,7 +258,7 @@ impl MirroredStrategy {
         } else {
             opts.batch_size
         };
-        let names = self.metric_names(id)?;
+        let read = self.on_primary(id, |m| m.log_reader())?;
         let batches = epoch_batches(samples, batch);
         let full = batch.min(samples);
         let mut stats = FitStats::new(
@@ -306,12 +306,12 @@ impl MirroredStrategy {
                 };
                 stats.add_step(start.elapsed(), range.len(), &times);
                 running.add(&sums);
-                if observer.on_batch_end(epoch, step, &running.means(&names)) == FitControl::Stop {
+                if observer.on_batch_end(epoch, step, &read(&running)) == FitControl::Stop {
                     stop = true;
                     break;
                 }
             }
-            let mut logs = running.means(&names);
+            let mut logs = read(&running);
             if let Some(val) = validation {
                 let val_logs = self.evaluate(id, val, batch, opts.interrupt.clone())?;
                 logs.extend(val_logs.into_iter().map(|(n, v)| (format!("val_{n}"), v)));
@@ -384,7 +384,7 @@ impl MirroredStrategy {
         interrupt: Option<Arc<AtomicBool>>,
     ) -> Result<Vec<(String, f64)>> {
         let samples = data.samples(true).map_err(DistributeError::InvalidInput)?;
-        let names = self.metric_names(id)?;
+        let read = self.on_primary(id, |m| m.log_reader())?;
         let mut total = BatchSums::default();
         for range in epoch_batches(samples, if batch_size == 0 { 32 } else { batch_size }) {
             if interrupted(&interrupt) {
@@ -396,7 +396,7 @@ impl MirroredStrategy {
             );
             total.add(&self.evaluate_batch(id, xs, data.x_width, ys, data.y_width)?);
         }
-        Ok(total.means(&names))
+        Ok(read(&total))
     }
 
     /// `model.predict`: outputs of every example, row-major, in input order.

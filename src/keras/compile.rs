@@ -3,6 +3,7 @@
 //! replica gets its own copy. Parsing from Keras's string names lists the valid ones on
 //! failure.
 
+use super::confusion::Confusion;
 use super::error::{KResult, KerasError};
 use crate::device::{LossKind, OptStep};
 use crate::ops::Loss;
@@ -210,8 +211,9 @@ impl OptimizerConfig {
     }
 }
 
-/// A metric tracked as a running mean over the epoch of a per-example value (the root
-/// mean squared error takes the square root of that mean when it is reported).
+/// A metric `fit` tracks over an epoch: most are a running mean of a per-example value (the
+/// root mean squared error takes the square root of that mean when it is reported); the
+/// confusion-count metrics keep counts at thresholds instead.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
     /// `accuracy`/`acc`: Keras 3 picks the variant from the shapes of each batch: binary
@@ -242,6 +244,8 @@ pub enum Metric {
     /// `<output>_loss`. Only the trainer that computes each output's loss can sum it, so
     /// [`Metric::batch_sum`] gives nothing for it.
     OutputLoss(usize),
+    /// `Precision`, `Recall` or `AUC`: confusion counts, summed over the epoch.
+    Confusion(Confusion),
 }
 
 const METRIC_NAMES: &[&str] = &[
@@ -254,6 +258,9 @@ const METRIC_NAMES: &[&str] = &[
     "mse",
     "top_k_categorical_accuracy",
     "sparse_top_k_categorical_accuracy",
+    "auc",
+    "precision",
+    "recall",
 ];
 
 impl Metric {
@@ -272,12 +279,101 @@ impl Metric {
                 sparse: false,
             },
             "sparse_top_k_categorical_accuracy" => Metric::TopK { k: 5, sparse: true },
-            other => return Err(KerasError::unknown("metric", other, METRIC_NAMES)),
+            other => match Confusion::parse(other) {
+                Some(c) => Metric::Confusion(c),
+                None => return Err(KerasError::unknown("metric", other, METRIC_NAMES)),
+            },
         };
         // Keras logs the metric under the name the user wrote ("acc" stays "acc").
         Ok((name.to_string(), m))
     }
 
+    /// How many numbers a batch contributes to this metric's state: one sum for a running
+    /// mean (and the weights' sum when it is `weighted`), the counts at every threshold for
+    /// a confusion metric.
+    pub fn state_len(&self, weighted: bool) -> usize {
+        match self {
+            Metric::Confusion(c) => c.state_len(),
+            _ => 1 + usize::from(weighted),
+        }
+    }
+
+    /// Appends one batch's contribution to this metric's state (see [`Metric::state_len`]):
+    /// for a running mean, the sum of the per-example values, each example's rows counting
+    /// as `per` (a sequence's outputs average over its steps). A weighted metric (Keras's
+    /// `weighted_metrics`) gets one weight per example in `weights` and adds the weighted
+    /// sum and the weights' sum, as Keras's `Mean` does.
+    pub fn accumulate(
+        &self,
+        pred: &[f32],
+        target: &[f32],
+        cols: usize,
+        per: f64,
+        weights: Option<&[f32]>,
+        out: &mut Vec<f64>,
+    ) -> KResult<()> {
+        match (self, weights) {
+            (Metric::Confusion(c), w) => c.batch_counts(pred, target, cols, w, out),
+            (_, None) => {
+                out.push(self.batch_sum(pred, target, cols) / per);
+                Ok(())
+            }
+            (_, Some(w)) => {
+                let rows = pred.len().checked_div(cols).unwrap_or(0);
+                let rows_per = rows.checked_div(w.len()).unwrap_or(0);
+                let t_per = target.len().checked_div(rows).unwrap_or(0);
+                let (mut sum, mut total) = (0.0, 0.0);
+                for (i, wi) in w.iter().enumerate() {
+                    let mut v = 0.0;
+                    for r in i * rows_per..(i + 1) * rows_per {
+                        let p = pred.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
+                        let t = target.get(r * t_per..(r + 1) * t_per).unwrap_or(&[]);
+                        v += self.batch_sum(p, t, cols);
+                    }
+                    sum += f64::from(*wi) * v / rows_per.max(1) as f64;
+                    total += f64::from(*wi);
+                }
+                out.push(sum);
+                out.push(total);
+                Ok(())
+            }
+        }
+    }
+
+    /// The value logged for a state summed over `count` examples.
+    pub fn result(&self, state: &[f64], count: usize, weighted: bool) -> f64 {
+        let sum = state.first().copied().unwrap_or(0.0);
+        match self {
+            Metric::Confusion(c) => c.result(state).unwrap_or(f64::NAN),
+            _ if weighted => {
+                let total = state.get(1).copied().unwrap_or(0.0);
+                // Keras divides with `divide_no_nan`: no weight at all gives 0.
+                self.finish(if total == 0.0 { 0.0 } else { sum / total })
+            }
+            _ => self.finish(sum / count.max(1) as f64),
+        }
+    }
+}
+
+/// The compiled metrics' values from their summed states laid end to end (each
+/// [`Metric::state_len`] long, in the order of `metrics`), over `count` examples, with the
+/// names they are logged under.
+pub fn metric_results(c: &CompileConfig, state: &[f64], count: usize) -> Vec<(String, f64)> {
+    let mut offset = 0;
+    c.metrics
+        .iter()
+        .enumerate()
+        .map(|(i, (name, m))| {
+            let weighted = c.is_weighted(i);
+            let n = m.state_len(weighted);
+            let part = state.get(offset..offset + n).unwrap_or(&[]);
+            offset += n;
+            (name.clone(), m.result(part, count, weighted))
+        })
+        .collect()
+}
+
+impl Metric {
     /// The value reported for the mean of the per-example values seen.
     pub fn finish(&self, mean: f64) -> f64 {
         match self {
@@ -357,7 +453,8 @@ impl Metric {
                     })
                     .sum()
             }
-            Metric::OutputLoss(_) => 0.0,
+            // Their state is not a sum of per-example values (see `accumulate`).
+            Metric::OutputLoss(_) | Metric::Confusion(_) => 0.0,
             Metric::MeanAbsoluteError | Metric::MeanSquaredError | Metric::RootMeanSquaredError => {
                 let sq = *self != Metric::MeanAbsoluteError;
                 let total: f64 = pred
@@ -391,6 +488,9 @@ pub struct CompileConfig {
     pub metrics: Vec<(String, Metric)>,
     /// One per output of a model with several outputs; empty for a model of one.
     pub heads: Vec<Head>,
+    /// How many of the last `metrics` are `weighted_metrics`: they weigh each example by its
+    /// `sample_weight` (one each when none is given), the others count every example once.
+    pub weighted: usize,
 }
 
 /// What `compile` fixes for one output of a model with several: the output's name (its
@@ -406,6 +506,64 @@ pub struct Head {
     pub target: usize,
     /// The output's metrics as Keras logs them (`cls_accuracy`).
     pub metrics: Vec<(String, Metric)>,
+}
+
+impl CompileConfig {
+    /// Whether `metrics[i]` is one of the `weighted_metrics`.
+    pub fn is_weighted(&self, i: usize) -> bool {
+        i + self.weighted >= self.metrics.len()
+    }
+
+    /// `compile(weighted_metrics=[...])` of a model with one output: the metrics follow the
+    /// others, named as Keras names them (a name already logged gets `weighted_` before it,
+    /// then `_1`, `_2`, ... while it is still taken).
+    pub fn add_weighted_metrics(&mut self, specs: &[MetricSpec]) -> KResult<()> {
+        let mut taken: std::collections::HashMap<String, usize> =
+            self.metrics.iter().map(|(n, _)| (n.clone(), 1)).collect();
+        for spec in specs {
+            let (name, m) = match spec {
+                MetricSpec::Name(n) => Metric::parse(n, &self.loss)?,
+                MetricSpec::Resolved(n, m) => (n.clone(), *m),
+            };
+            let name = match taken.get(&name) {
+                None => name,
+                Some(_) => {
+                    let prefixed = format!("weighted_{name}");
+                    match taken.get_mut(&prefixed) {
+                        None => prefixed,
+                        Some(count) => {
+                            let renamed = format!("{prefixed}_{count}");
+                            *count += 1;
+                            renamed
+                        }
+                    }
+                }
+            };
+            taken.entry(name.clone()).or_insert(1);
+            self.metrics.push((name, m));
+            self.weighted += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Keras's names in the logs for metrics of the same name: the first keeps it, the
+/// others get `_1`, `_2`, ... in compile order (`['precision', 'precision']` logs
+/// `precision` and `precision_1`).
+fn unique_log_names(metrics: &mut [(String, Metric)]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (name, _) in metrics.iter_mut() {
+        match seen.get_mut(name.as_str()) {
+            Some(count) => {
+                let renamed = format!("{name}_{count}");
+                *count += 1;
+                *name = renamed;
+            }
+            None => {
+                seen.insert(name.clone(), 1);
+            }
+        }
+    }
 }
 
 /// A metric as `compile` receives it: a Keras name, or a metric object already resolved
@@ -440,11 +598,14 @@ impl CompileConfig {
                 MetricSpec::Resolved(n, m) => Ok((n.clone(), *m)),
             })
             .collect::<KResult<Vec<_>>>()?;
+        let mut metrics = metrics;
+        unique_log_names(&mut metrics);
         Ok(CompileConfig {
             loss,
             optimizer,
             metrics,
             heads: vec![],
+            weighted: 0,
         })
     }
 
@@ -465,6 +626,7 @@ impl CompileConfig {
             optimizer,
             metrics,
             heads,
+            weighted: 0,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! part, fed with the same logs.
 
 use super::callbacks::{Callback, TrainInfo};
+use super::compile::metric_results;
 use super::error::{KResult, KerasError};
 use super::replica::StepStats;
 use super::trainer::{example_lens, Rows, Trainer};
@@ -88,15 +89,14 @@ impl Default for FitOptions {
 
 /// Running means of loss and metrics over the batches seen so far.
 struct Running {
-    metrics: Vec<(String, crate::keras::Metric)>,
+    compiled: Option<super::CompileConfig>,
     total: StepStats,
 }
 
 impl Running {
     fn new(t: &dyn Trainer) -> Running {
-        let metrics = t.compiled().map(|c| c.metrics.clone()).unwrap_or_default();
         Running {
-            metrics,
+            compiled: t.compiled().cloned(),
             total: StepStats::default(),
         }
     }
@@ -104,11 +104,19 @@ impl Running {
         let n = self.total.count.max(1) as f64;
         let mut logs = Logs::new();
         logs.insert(format!("{prefix}loss"), self.total.loss_sum / n);
-        for ((name, m), s) in self.metrics.iter().zip(&self.total.metric_sums) {
-            logs.insert(format!("{prefix}{name}"), m.finish(s / n));
+        if let Some(c) = &self.compiled {
+            for (name, value) in metric_results(c, &self.total.metric_sums, self.total.count) {
+                logs.insert(format!("{prefix}{name}"), value);
+            }
         }
         logs
     }
+}
+
+/// How many of `n` examples `validation_split` takes: Keras splits off the last fraction
+/// of the examples before any shuffling.
+pub fn validation_rows(n: usize, validation_split: f32) -> usize {
+    (n as f64 * f64::from(validation_split)).floor() as usize
 }
 
 fn count(data: &Data, x_per: usize, y_per: usize) -> KResult<usize> {
@@ -151,8 +159,7 @@ pub fn fit(
             opts.validation_split
         )));
     }
-    // Keras splits off the last fraction of the examples before any shuffling.
-    let n_val_split = (n_all as f64 * f64::from(opts.validation_split)).floor() as usize;
+    let n_val_split = validation_rows(n_all, opts.validation_split);
     let n = n_all - n_val_split;
     let split_val = (n_val_split > 0).then(|| Data {
         x: &data.x[n * x_per..],

@@ -361,11 +361,16 @@ pub fn forward(
 
 /// Computes the loss of the last forward pass against `y`, leaving its gradient (times
 /// `scale`) where backward starts, and returns the loss and metric sums.
+/// The loss of a batch: each example's loss (and its gradient, scaled by `scale`) from the
+/// outputs and targets, and the sums a step reports. With `weights`, each example's loss
+/// and gradient are multiplied by its weight, and the sum is still over the examples, as
+/// Keras's `sum_over_batch_size` divides by the batch size, not by the weights' sum.
 pub fn loss(
     dev: &dyn Device,
     compile: &CompileConfig,
     b: &mut Buffers,
     y: &[f32],
+    weights: Option<&[f32]>,
     batch: usize,
     scale: f32,
 ) -> KResult<StepStats> {
@@ -387,13 +392,37 @@ pub fn loss(
     // Outputs with more than one row per example (Dense on a sequence) average over them.
     let per = (rows / batch.max(1)).max(1) as f32;
     dev.loss(kind, pred, &b.target, &mut b.per_example, grad, scale / per)?;
-    let loss_sum = dev.sum(&b.per_example)? / f64::from(per);
+    let loss_sum = match weights {
+        None => dev.sum(&b.per_example)? / f64::from(per),
+        Some(w) => {
+            let losses = dev.download(&b.per_example)?;
+            let rows_per = (losses.len() / batch.max(1)).max(1);
+            weigh_rows(dev, grad, w, rows_per)?;
+            let weighted: f64 = losses
+                .iter()
+                .enumerate()
+                .map(|(r, l)| {
+                    f64::from(*l) * f64::from(w.get(r / rows_per).copied().unwrap_or(1.0))
+                })
+                .sum();
+            weighted / f64::from(per)
+        }
+    };
     let mut metric_sums = Vec::with_capacity(compile.metrics.len());
     if !compile.metrics.is_empty() {
         let out = dev.download(b.output())?;
         let (_, cols) = b.output().rows_cols();
-        for (_, m) in &compile.metrics {
-            metric_sums.push(m.batch_sum(&out, y, cols) / f64::from(per));
+        let ones;
+        let each = match weights {
+            Some(w) => w,
+            None => {
+                ones = vec![1.0; batch];
+                &ones
+            }
+        };
+        for (i, (_, m)) in compile.metrics.iter().enumerate() {
+            let w = compile.is_weighted(i).then_some(each);
+            m.accumulate(&out, y, cols, f64::from(per), w, &mut metric_sums)?;
         }
     }
     Ok(StepStats {
@@ -401,6 +430,21 @@ pub fn loss(
         metric_sums,
         count: batch,
     })
+}
+
+/// Multiplies each row of `grad` by its example's weight (`rows_per` rows an example).
+fn weigh_rows(dev: &dyn Device, grad: &mut DTensor, w: &[f32], rows_per: usize) -> KResult<()> {
+    let (rows, cols) = grad.rows_cols();
+    let mut host = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        let v = w.get(r / rows_per.max(1)).copied().unwrap_or(1.0);
+        host.extend(std::iter::repeat_n(v, cols));
+    }
+    let factors = dev.upload(&host, &grad.shape)?;
+    let mut out = dev.zeros(&grad.shape)?;
+    dev.mul(grad, &factors, &mut out)?;
+    dev.copy(&out, grad)?;
+    Ok(())
 }
 
 pub fn backward(

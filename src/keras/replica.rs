@@ -10,21 +10,28 @@ use super::config::{Act, LayerKind, ModelConfig, Plan};
 use super::error::{KResult, KerasError};
 use super::init::HostArray;
 use super::layers::{self, Buffers, Fuse, Input};
+use super::sample_weight;
 use super::trainer::Rows;
 use super::validate::{check_data, check_weight};
 use crate::device::{Activation, DResult, DTensor, Device, LossKind};
+use std::borrow::Cow;
 
 /// The all-reduce hook a caller passes to `train_step`: it must leave the element-wise sum
 /// over all replicas in every gradient tensor (the distribute part wraps
 /// `AllReduce::all_reduce_sum_many`).
 pub type GradSync<'a> = &'a dyn Fn(&mut [DTensor], &dyn Device) -> DResult<()>;
 
+/// A batch's targets (borrowed when they carry no weights) and its examples' weights.
+type Targets<'a> = (Cow<'a, [f32]>, Option<Vec<f32>>);
+
 /// What one step measured on this replica's share of the batch. Sums, not means, so the
 /// caller can add replicas together and divide by the global count.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StepStats {
     pub loss_sum: f64,
-    /// One sum per compiled metric, in compile order.
+    /// Each compiled metric's state, in compile order, laid end to end: one sum for a
+    /// running mean, the counts at every threshold for a confusion metric (see
+    /// `Metric::state_len`). Every entry adds across batches and replicas.
     pub metric_sums: Vec<f64>,
     pub count: usize,
 }
@@ -75,6 +82,8 @@ pub struct Replica {
     /// Mixed into dropout seeds so replicas draw different masks for different examples.
     rank: u64,
     seed: u64,
+    /// Whether each target row ends in its example's weight (see `sample_weight.rs`).
+    sample_weighted: bool,
 }
 
 impl Replica {
@@ -114,6 +123,7 @@ impl Replica {
             bufs: Vec::new(),
             rank: 0,
             seed: 0x5EED,
+            sample_weighted: false,
         })
     }
 
@@ -165,6 +175,23 @@ impl Replica {
     pub fn set_learning_rate(&mut self, lr: f32) {
         self.learning_rate = lr;
     }
+    /// Whether target rows end in their example's weight, from now until told otherwise.
+    pub fn set_sample_weighted(&mut self, on: bool) {
+        self.sample_weighted = on;
+    }
+    pub fn sample_weighted(&self) -> bool {
+        self.sample_weighted
+    }
+
+    /// The targets of `batch` examples and, when they carry them, their weights.
+    fn targets<'a>(&self, y: &'a [f32], batch: usize) -> KResult<Targets<'a>> {
+        if !self.sample_weighted {
+            return Ok((Cow::Borrowed(y), None));
+        }
+        let (t, w) = sample_weight::split(y, batch)?;
+        Ok((Cow::Owned(t), Some(w)))
+    }
+
     /// How many optimizer steps have been applied (`optimizer.iterations`).
     pub fn iterations(&self) -> u64 {
         self.iterations
@@ -233,7 +260,12 @@ impl Replica {
     /// Callers running several replicas should call this before splitting the batch, so no
     /// replica fails alone while the others wait in the all-reduce.
     pub fn check_batch(&self, x: &[f32], y: Option<&[f32]>, batch: usize) -> KResult<()> {
-        check_data(&self.config, &self.plan, self.compile.as_ref(), x, y, batch)
+        let targets = match y {
+            Some(y) => Some(self.targets(y, batch)?.0),
+            None => None,
+        };
+        let c = self.compile.as_ref();
+        check_data(&self.config, &self.plan, c, x, targets.as_deref(), batch)
     }
 
     /// Buffers for `batch` examples, with gradients when `train`.
@@ -346,7 +378,8 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("evaluate"))?;
-        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let (y, weights) = self.targets(y, batch)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(&y), batch)?;
         self.buffers(batch, false)?;
         let seed = self.step_seed();
         let Replica {
@@ -369,7 +402,7 @@ impl Replica {
             false,
             seed,
         )?;
-        layers::loss(dev, &compile, bufs, y, batch, 1.0)
+        layers::loss(dev, &compile, bufs, &y, weights.as_deref(), batch, 1.0)
     }
 
     /// One training step on this replica's `batch` examples of a `global_batch`: forward,
@@ -386,9 +419,11 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let (y, weights) = self.targets(y, batch)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(&y), batch)?;
         let input = Input::Batch(x);
-        let stats = self.forward_backward(&compile, input, y, batch, global_batch, true)?;
+        let w = weights.as_deref();
+        let stats = self.forward_backward(&compile, input, &y, w, batch, global_batch, true)?;
         if let Some(sync) = sync {
             self.sync_gradients(sync)?;
         }
@@ -421,7 +456,9 @@ impl Replica {
             per: rows.x_per,
             idx: rows.idx,
         };
-        let stats = self.forward_backward(&compile, input, targets, batch, batch, true)?;
+        let (y, weights) = self.targets(targets, batch)?;
+        let w = weights.as_deref();
+        let stats = self.forward_backward(&compile, input, &y, w, batch, batch, true)?;
         self.apply_gradients(&compile)?;
         Ok(stats)
     }
@@ -441,9 +478,11 @@ impl Replica {
             .compile
             .clone()
             .ok_or(KerasError::NotCompiled("training"))?;
-        check_data(&self.config, &self.plan, Some(&compile), x, Some(y), batch)?;
+        let (y, weights) = self.targets(y, batch)?;
+        check_data(&self.config, &self.plan, Some(&compile), x, Some(&y), batch)?;
         let input = Input::Batch(x);
-        let stats = self.forward_backward(&compile, input, y, batch, global_batch, training)?;
+        let w = weights.as_deref();
+        let stats = self.forward_backward(&compile, input, &y, w, batch, global_batch, training)?;
         let grads = self
             .grads
             .iter()
@@ -452,12 +491,15 @@ impl Replica {
         Ok((stats, grads))
     }
 
-    /// Forward, loss and backward on a batch the caller has checked.
+    /// Forward, loss and backward on a batch the caller has checked, each example's loss
+    /// weighted by `weights` when given.
+    #[allow(clippy::too_many_arguments)]
     fn forward_backward(
         &mut self,
         compile: &CompileConfig,
         x: Input<'_>,
         y: &[f32],
+        weights: Option<&[f32]>,
         batch: usize,
         global_batch: usize,
         training: bool,
@@ -477,7 +519,7 @@ impl Replica {
         let bufs = bufs.last_mut().ok_or(KerasError::NotCompiled("training"))?;
         layers::forward(dev, config, plan, params, bufs, x, training, seed)?;
         let scale = 1.0 / global_batch.max(1) as f32;
-        let stats = layers::loss(dev, compile, bufs, y, batch, scale)?;
+        let stats = layers::loss(dev, compile, bufs, y, weights, batch, scale)?;
         layers::backward(dev, config, plan, params, grads, bufs)?;
         Ok(stats)
     }

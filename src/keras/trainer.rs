@@ -63,6 +63,11 @@ pub trait Trainer {
     fn set_optimizer_state(&mut self, state: &OptimizerState) -> KResult<()>;
     fn learning_rate(&self) -> f32;
     fn set_learning_rate(&mut self, lr: f32);
+    /// Whether each target row ends in its example's weight (`sample_weight.rs`), from now
+    /// until told otherwise: `fit` and `evaluate` with `sample_weight` or `class_weight`
+    /// turn it on for their run.
+    fn set_sample_weighted(&mut self, on: bool) -> KResult<()>;
+    fn sample_weighted(&self) -> bool;
 }
 
 impl Trainer for Replica {
@@ -113,16 +118,28 @@ impl Trainer for Replica {
     fn set_learning_rate(&mut self, lr: f32) {
         Replica::set_learning_rate(self, lr)
     }
+    fn set_sample_weighted(&mut self, on: bool) -> KResult<()> {
+        Replica::set_sample_weighted(self, on);
+        Ok(())
+    }
+    fn sample_weighted(&self) -> bool {
+        Replica::sample_weighted(self)
+    }
 }
 
-/// Per-example lengths of inputs and targets for this model and loss.
+/// Per-example lengths of inputs and targets for this model and loss (a target row's
+/// length counts the weight at its end while the trainer is sample-weighted).
 pub fn example_lens(t: &dyn Trainer) -> KResult<(usize, usize)> {
     let x_per: usize = t.config().input_shape.iter().product();
     let out = t.plan().output_shape();
     let out_per: usize = out.iter().product();
     let c = t.compiled().ok_or(KerasError::NotCompiled("training"))?;
+    let weight = usize::from(t.sample_weighted());
     if !c.heads.is_empty() {
-        return Ok((x_per, c.heads.iter().map(|h| h.target).sum()));
+        return Ok((
+            x_per,
+            c.heads.iter().map(|h| h.target).sum::<usize>() + weight,
+        ));
     }
     let y_per = match c.loss {
         crate::device::LossKind::SparseCategoricalCrossentropy { .. } => {
@@ -130,5 +147,5 @@ pub fn example_lens(t: &dyn Trainer) -> KResult<(usize, usize)> {
         }
         _ => out_per,
     };
-    Ok((x_per, y_per))
+    Ok((x_per, y_per + weight))
 }

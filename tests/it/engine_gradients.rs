@@ -53,6 +53,7 @@ fn check_h(
         optimizer: OptimizerConfig::parse("sgd").expect("sgd"),
         metrics: vec![],
         heads: vec![],
+        weighted: 0,
     };
     r.compile(&compile).expect("compile");
     let (_, grads) = r.gradients(&x, &y, batch, batch, training).expect("grads");

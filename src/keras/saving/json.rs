@@ -3,7 +3,9 @@
 //! a config naming a layer we do not have fails with the list of supported ones.
 
 use crate::device::LossKind;
-use crate::keras::compile::{loss_name, CompileConfig, Metric, OptKind, OptimizerConfig};
+use crate::keras::compile::{
+    loss_name, CompileConfig, Metric, MetricSpec, OptKind, OptimizerConfig,
+};
 use crate::keras::config::{Act, Init, LayerKind, LayerSpec, MergeOp, ModelConfig, Padding};
 use crate::keras::error::{KResult, KerasError};
 use serde_json::{json, Value};
@@ -224,12 +226,28 @@ pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<V
         obj.insert(
             "compile_config".into(),
             json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss_json(&c.loss),
-                "metrics": c.metrics.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-                "loss_weights": null, "weighted_metrics": null, "run_eagerly": false,
+                "metrics": c.metrics.iter().enumerate().filter(|(i, _)| !c.is_weighted(*i)).map(|(_, (n, _))| n.clone()).collect::<Vec<_>>(),
+                "loss_weights": null, "weighted_metrics": weighted_names(c), "run_eagerly": false,
                 "steps_per_execution": 1, "jit_compile": false}),
         );
     }
     Ok(v)
+}
+
+/// The `weighted_metrics` of a compile config as `compile` took them (Keras's `weighted_`
+/// before a name already logged is the log's, not the metric's), or null.
+fn weighted_names(c: &CompileConfig) -> Value {
+    if c.weighted == 0 {
+        return Value::Null;
+    }
+    let names: Vec<String> = c
+        .metrics
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| c.is_weighted(*i))
+        .map(|(_, (n, _))| n.strip_prefix("weighted_").unwrap_or(n).to_string())
+        .collect();
+    json!(names)
 }
 
 fn bad(what: &str) -> KerasError {
@@ -552,10 +570,20 @@ pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
             .collect::<KResult<Vec<_>>>()?,
         None => vec![],
     };
-    Ok(CompileConfig {
+    let mut c = CompileConfig {
         loss,
         optimizer: opt,
         metrics,
         heads: vec![],
-    })
+        weighted: 0,
+    };
+    if let Some(a) = cc.get("weighted_metrics").and_then(Value::as_array) {
+        let specs: Vec<MetricSpec> = a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|n| MetricSpec::Name(n.to_string()))
+            .collect();
+        c.add_weighted_metrics(&specs)?;
+    }
+    Ok(c)
 }

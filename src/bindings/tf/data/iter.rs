@@ -375,6 +375,8 @@ impl Object for SpecText {
 pub struct FitSource {
     pub x: Value,
     pub y: Option<Value>,
+    /// The per-example weights of `(x, y, sample_weight)` elements.
+    pub sample_weight: Option<Value>,
     pub batch: usize,
     pub shuffle: bool,
 }
@@ -424,22 +426,23 @@ pub fn fit_source(
         .into());
     }
     let mut stream = open(&v)?;
-    let (mut xs, mut ys) = (vec![], vec![]);
+    let (mut xs, mut ys, mut ws) = (vec![], vec![], vec![]);
     while steps.is_none_or(|n| xs.len() < n) {
         let Some(e) = stream.next(ctx)? else { break };
         match e {
             Elem::Tuple(items) if !items.is_empty() => {
-                if items.len() > 2 {
-                    return Err(TfError::NotImplemented(
-                        "a dataset of (x, y, sample_weight) is not supported here: this \
-                         kernel weighs every example the same; give (x, y) elements"
-                            .into(),
-                    )
+                if items.len() > 3 {
+                    return Err(TfError::Value(format!(
+                        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, \
+                         sample_weight)`, found a tuple of {} elements",
+                        items.len()
+                    ))
                     .into());
                 }
                 let mut items = items.into_iter();
                 xs.extend(items.next());
                 ys.extend(items.next());
+                ws.extend(items.next());
             }
             other => xs.push(other),
         }
@@ -455,9 +458,14 @@ pub fn fit_source(
         true => None,
         false => Some(concat_elems(&ys)?),
     };
+    let sample_weight = match ws.is_empty() {
+        true => None,
+        false => Some(concat_elems(&ws)?),
+    };
     Ok(Some(FitSource {
         x,
         y,
+        sample_weight,
         batch: batch.max(1),
         shuffle: d.any_stage(&|op| matches!(op, Op::Shuffle { .. })),
     }))
@@ -468,13 +476,14 @@ pub fn is_dataset(v: &Value) -> bool {
     v.downcast::<Dataset>().is_some() || v.downcast::<DistDataset>().is_some()
 }
 
-/// `validation_data=` given as a dataset of `(x, y)`: its inputs and targets.
-pub fn validation_pair(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, Value)> {
+/// `validation_data=` given as a dataset of `(x, y)` or `(x, y, sample_weight)`: its inputs,
+/// targets and weights.
+pub fn validation_pair(v: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, Value, Option<Value>)> {
     let d = fit_source(v, None, ctx)?
         .ok_or_else(|| TfError::Type("validation_data must be a dataset here".into()))?;
     let y =
         d.y.ok_or_else(|| TfError::Value("validation_data needs (x, y) elements".into()))?;
-    Ok((d.x, y))
+    Ok((d.x, y, d.sample_weight))
 }
 
 /// [`fit_source`] for a `fit`/`evaluate`/`predict` argument with its optional `steps`.

@@ -28,6 +28,7 @@ use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::kerr;
 use super::model::{Engine, ModelObj};
 use super::op_trainer::{OpModel, OpTrainer, SharedCtx};
+use super::sample_weights::{example_weights, run_weighted, with_weights};
 use crate::cell::Output;
 use crate::display::progress::{keras_order, Mode, ProgressBar};
 use crate::keras::{Callback, KResult, Trainer};
@@ -319,7 +320,6 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
         ],
         1,
     )?;
-    refuse_weights("fit", &[("class_weight", &s[9]), ("sample_weight", &s[10])])?;
     let x = s[0].clone().unwrap_or(Value::None);
     let ds = dataset_arg(&x, given(&s[12]), ctx)?;
     let (x, y_ds) = ds
@@ -332,6 +332,16 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
         )
     })?;
     let yr = target_rows(m, y, ctx)?;
+    let ds_weight = ds.as_ref().and_then(|d| d.sample_weight.clone());
+    let n = yr.shape.first().copied().unwrap_or(0);
+    let mut weights = example_weights(
+        m,
+        ds_weight.as_ref().or(given(&s[10])),
+        given(&s[9]),
+        yr.values(),
+        n,
+        ctx,
+    )?;
     m.ensure_built(this, &xr.shape, ctx)?;
     let created = m.created_under.borrow().clone();
     let compiled = m.compiled_under.borrow().clone();
@@ -358,8 +368,8 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
     };
     let val = match given(&s[7]) {
         Some(v) if is_dataset(v) => {
-            let (vx, vy) = validation_pair(v, ctx)?;
-            Some((input_rows(m, &vx, ctx)?, target_rows(m, &vy, ctx)?))
+            let (vx, vy, vw) = validation_pair(v, ctx)?;
+            Some((input_rows(m, &vx, ctx)?, target_rows(m, &vy, ctx)?, vw))
         }
         Some(v) => {
             let items = v.as_seq().unwrap_or_default();
@@ -368,9 +378,35 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
                     "validation_data must be a tuple (x_val, y_val)",
                 ));
             };
-            Some((input_rows(m, vx, ctx)?, target_rows(m, vy, ctx)?))
+            let vw = items.get(2).cloned();
+            Some((input_rows(m, vx, ctx)?, target_rows(m, vy, ctx)?, vw))
         }
         None => None,
+    };
+    let val_weights = match &val {
+        Some((_, vy, Some(vw))) => {
+            let vn = vy.shape.first().copied().unwrap_or(0);
+            example_weights(m, Some(vw), None, vy.values(), vn, ctx)?
+        }
+        _ => None,
+    };
+    if given(&s[9]).is_some() && given(&s[7]).is_none() {
+        // Keras splits the validation examples off before it turns class weights into
+        // sample weights, so they weigh one each.
+        if let Some(w) = weights.as_mut() {
+            let split = crate::keras::fit::validation_rows(n, opts.validation_split);
+            let start = w.len().saturating_sub(split);
+            w[start..].fill(1.0);
+        }
+    }
+    let weighted = weights.is_some() || val_weights.is_some();
+    let yw = weighted.then(|| with_weights(yr.values(), n, weights.as_deref()));
+    let vyw = match (&val, weighted) {
+        (Some((_, vy, _)), true) => {
+            let vn = vy.shape.first().copied().unwrap_or(0);
+            Some(with_weights(vy.values(), vn, val_weights.as_deref()))
+        }
+        _ => None,
     };
     let verbose = verbose_arg(given(&s[4]))?;
     let mut list = CallbackList::from_arg(given(&s[5]), ctx)?;
@@ -410,21 +446,27 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
             }
             let data = crate::keras::Data {
                 x: xr.values(),
-                y: yr.values(),
+                y: yw.as_deref().unwrap_or(yr.values()),
             };
-            let validation = val.as_ref().map(|(vx, vy)| crate::keras::Data {
+            let validation = val.as_ref().map(|(vx, vy, _)| crate::keras::Data {
                 x: vx.values(),
-                y: vy.values(),
+                y: vyw.as_deref().unwrap_or(vy.values()),
             });
             let mut cbs: [&mut dyn Callback; 1] = [&mut bridge];
-            Ok(crate::keras::fit(
-                r.trainer(),
-                data,
-                validation,
-                &opts,
-                &mut cbs,
-                Some(&flag),
-            ))
+            // A failed run is reported after the bridge's own error (below), as before.
+            let mut outcome = None;
+            run_weighted(r.trainer(), weighted, |t| {
+                outcome = Some(crate::keras::fit(
+                    t,
+                    data,
+                    validation,
+                    &opts,
+                    &mut cbs,
+                    Some(&flag),
+                ));
+                Ok(())
+            })?;
+            outcome.ok_or_else(|| PyErr::runtime_error("fit did not run"))
         });
         (result, bridge.err.take())
     };
@@ -523,16 +565,16 @@ fn on_batch(
     } else {
         "test_on_batch"
     };
-    let none = None;
-    let class_weight = if trains { &s[3] } else { &none };
-    refuse_weights(
-        name,
-        &[("sample_weight", &s[2]), ("class_weight", class_weight)],
-    )?;
+    let class_weight = if trains { given(&s[3]) } else { None };
     let x = s[0].clone().unwrap_or(Value::None);
     let y = s[1].clone().unwrap_or(Value::None);
     let xr = input_rows(m, &x, ctx)?;
     let yr = target_rows(m, &y, ctx)?;
+    let count = yr.shape.first().copied().unwrap_or(0);
+    let weights = example_weights(m, given(&s[2]), class_weight, yr.values(), count, ctx)?;
+    let yw = weights
+        .as_deref()
+        .map(|w| with_weights(yr.values(), count, Some(w)));
     m.ensure_built(this, &xr.shape, ctx)?;
     if trains {
         let created = m.created_under.borrow().clone();
@@ -548,17 +590,15 @@ fn on_batch(
     let model = OpModel::new(this, mv, ctx)?;
     let data = crate::keras::Data {
         x: xr.values(),
-        y: yr.values(),
+        y: yw.as_deref().unwrap_or(yr.values()),
     };
     let logs = {
         let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
         with_runner(m, model, &input, shared, trains, |r| {
-            let t = r.trainer();
-            match trains {
+            run_weighted(r.trainer(), yw.is_some(), |t| match trains {
                 true => crate::keras::train_on_batch(t, data),
                 false => crate::keras::evaluate(t, data, n, None),
-            }
-            .map_err(kerr)
+            })
         })?
     };
     let as_dict = s
@@ -566,18 +606,6 @@ fn on_batch(
         .and_then(given)
         .is_some_and(|v| matches!(v, Value::Bool(true)));
     Ok(logs_value(&logs, as_dict))
-}
-
-/// Keras's per-example weights (`sample_weight`, `class_weight`): this kernel's training
-/// weighs every example the same, so a weight is refused rather than silently ignored.
-fn refuse_weights(method: &str, args: &[(&str, &Option<Value>)]) -> PyResult<()> {
-    match args.iter().find(|(_, v)| given(v).is_some()) {
-        Some((name, _)) => Err(PyErr::not_implemented(format!(
-            "{method}({name}=...) is not supported here: this kernel weighs every example \
-             the same. Leave out `{name}` (or repeat examples to weigh them)."
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// Logs as `evaluate` returns them: with `return_dict` a dict, else the loss alone when it
@@ -659,15 +687,27 @@ fn evaluate(
         ],
         1,
     )?;
-    refuse_weights("evaluate", &[("sample_weight", &s[4])])?;
     let x = s[0].clone().unwrap_or(Value::None);
     let ds = dataset_arg(&x, given(&s[5]), ctx)?;
-    let (x, y) = match &ds {
-        Some(d) => (d.x.clone(), d.y.clone().unwrap_or(Value::None)),
-        None => (x, s[1].clone().unwrap_or(Value::None)),
+    let (x, y, w) = match &ds {
+        Some(d) => (
+            d.x.clone(),
+            d.y.clone().unwrap_or(Value::None),
+            d.sample_weight.clone(),
+        ),
+        None => (
+            x,
+            s[1].clone().unwrap_or(Value::None),
+            given(&s[4]).cloned(),
+        ),
     };
     let xr = input_rows(m, &x, ctx)?;
     let yr = target_rows(m, &y, ctx)?;
+    let count = yr.shape.first().copied().unwrap_or(0);
+    let weights = example_weights(m, w.as_ref(), None, yr.values(), count, ctx)?;
+    let yw = weights
+        .as_deref()
+        .map(|w| with_weights(yr.values(), count, Some(w)));
     m.ensure_built(this, &xr.shape, ctx)?;
     if m.compiled.borrow().is_none() {
         return Err(kerr(crate::keras::KerasError::NotCompiled("evaluate")));
@@ -684,16 +724,13 @@ fn evaluate(
     let logs = {
         let shared: SharedCtx<'_> = Rc::new(RefCell::new(&mut *ctx));
         with_runner(m, model, &input, shared, false, |r| {
-            crate::keras::evaluate(
-                r.trainer(),
-                crate::keras::Data {
-                    x: xr.values(),
-                    y: yr.values(),
-                },
-                batch,
-                Some(&flag),
-            )
-            .map_err(kerr)
+            let data = crate::keras::Data {
+                x: xr.values(),
+                y: yw.as_deref().unwrap_or(yr.values()),
+            };
+            run_weighted(r.trainer(), yw.is_some(), |t| {
+                crate::keras::evaluate(t, data, batch, Some(&flag))
+            })
         })?
     };
     let steps = xr

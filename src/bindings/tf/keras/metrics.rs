@@ -15,6 +15,7 @@ use super::super::eager::{apply, op_err, run};
 use super::super::ops::arg;
 use super::super::{bound, given, TfError, TfState};
 use super::state_variable::StateVariable;
+use crate::keras::confusion::Confusion;
 use crate::keras::losses::LossFn;
 use crate::keras::metrics::{
     auc_thresholds, evenly_distributed, Curve, Metric, MetricKind, Summation, Wrapped,
@@ -717,6 +718,46 @@ pub fn engine_metric(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<(String, E
             _ => None,
         },
         MetricKind::RootMeanSquaredError => Some(EngineMetric::RootMeanSquaredError),
+        MetricKind::Precision {
+            thresholds,
+            class_id,
+            ..
+        } => match thresholds.as_slice() {
+            [t] => Some(EngineMetric::Confusion(Confusion::Precision {
+                threshold: *t as f32,
+                class_id: *class_id,
+            })),
+            _ => None,
+        },
+        MetricKind::Recall {
+            thresholds,
+            class_id,
+            ..
+        } => match thresholds.as_slice() {
+            [t] => Some(EngineMetric::Confusion(Confusion::Recall {
+                threshold: *t as f32,
+                class_id: *class_id,
+            })),
+            _ => None,
+        },
+        MetricKind::Auc {
+            thresholds,
+            curve,
+            summation,
+            from_logits,
+        } => {
+            // `fit` keeps AUC's counts at evenly spread thresholds, the default form
+            // (`num_thresholds`); thresholds given one by one are for `update_state`.
+            let n = thresholds.len();
+            (*thresholds == auc_thresholds(n, None)).then_some(EngineMetric::Confusion(
+                Confusion::Auc {
+                    num_thresholds: n,
+                    curve: *curve,
+                    summation: *summation,
+                    from_logits: *from_logits,
+                },
+            ))
+        }
         _ => None,
     };
     match engine {
@@ -736,7 +777,20 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
     for m in ctx.iterate(v)? {
         out.push(match (&m, engine_metric(&m, ctx)?) {
             (_, Some((name, metric))) => MetricSpec::Resolved(name, metric),
-            (Value::Str(s), None) => MetricSpec::Name(s.to_string()),
+            (Value::Str(s), None) => {
+                // Keras makes a metric object for a class's name, and the object takes its
+                // default name (`auc`), so a later `AUC()` is `auc_1`.
+                let class = match Confusion::parse(s) {
+                    Some(Confusion::Auc { .. }) => Some("AUC"),
+                    Some(Confusion::Precision { .. }) => Some("Precision"),
+                    Some(Confusion::Recall { .. }) => Some("Recall"),
+                    None => None,
+                };
+                if let Some(class) = class {
+                    auto_name(class, ctx);
+                }
+                MetricSpec::Name(s.to_string())
+            }
             (other, None) => MetricSpec::Name(ctx.str(other)?),
         });
     }
@@ -746,11 +800,12 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
 /// What `compile(metrics=...)` accepts, for its error.
 const SUPPORTED: &str = "it supports the names 'accuracy', 'acc', 'sparse_categorical_accuracy', \
 'categorical_accuracy', 'binary_accuracy', 'mae', 'mse', 'top_k_categorical_accuracy', \
-'sparse_top_k_categorical_accuracy' and the objects Accuracy, BinaryAccuracy (threshold 0.5), \
-CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy, \
-SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError and \
-the cross-entropies (without label smoothing or ignore_class). Update other metrics (AUC, \
-Precision, Recall, Mean, Sum) yourself with update_state after predict().";
+'sparse_top_k_categorical_accuracy', 'auc', 'precision', 'recall' and the objects Accuracy, \
+BinaryAccuracy (threshold 0.5), CategoricalAccuracy, SparseCategoricalAccuracy, \
+TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, \
+RootMeanSquaredError, the cross-entropies (without label smoothing or ignore_class), \
+Precision and Recall (one threshold) and AUC (num_thresholds, without a list of thresholds). \
+Update other metrics (Mean, Sum) yourself with update_state after predict().";
 
 /// Registers `tf.keras.metrics`.
 pub fn register(keras: &NativeModule) {

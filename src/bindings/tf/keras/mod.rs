@@ -23,6 +23,7 @@ pub mod op_trainer;
 pub mod optimizers;
 pub mod plateau;
 pub mod rate_schedules;
+pub mod sample_weights;
 pub mod saving;
 pub mod schedules;
 pub mod state_variable;

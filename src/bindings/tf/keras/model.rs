@@ -630,6 +630,12 @@ impl ModelObj {
         let optimizer = super::optimizers::optimizer_arg(given(&s[0]))?;
         let cfg = match self.running_graph().filter(|g| g.outputs.len() > 1) {
             Some(g) => {
+                if given(&s[4]).is_some_and(|v| !v.is_none()) {
+                    return Err(PyErr::not_implemented(
+                        "weighted_metrics for a model with several outputs is not supported \
+                         here; give them in `metrics` (they then count every example once)",
+                    ));
+                }
                 let names = super::heads::output_names(&g, ctx)?;
                 let heads = super::heads::compile_heads(
                     &names,
@@ -650,6 +656,10 @@ impl ModelObj {
                 let mut cfg = CompileConfig::new(optimizer, &loss.0, &metrics).map_err(kerr)?;
                 if loss.1 {
                     cfg.loss = cfg.loss.with_logits();
+                }
+                if let Some(v) = given(&s[4]).filter(|v| !v.is_none()) {
+                    let weighted = super::metrics::metric_specs(v, ctx)?;
+                    cfg.add_weighted_metrics(&weighted).map_err(kerr)?;
                 }
                 cfg
             }

@@ -112,7 +112,8 @@ fn goes_up(m: &Metric) -> bool {
         | Metric::CategoricalAccuracy
         | Metric::BinaryAccuracy
         | Metric::Equality
-        | Metric::TopK { .. } => true,
+        | Metric::TopK { .. }
+        | Metric::Confusion(_) => true,
         Metric::MeanAbsoluteError
         | Metric::MeanSquaredError
         | Metric::RootMeanSquaredError

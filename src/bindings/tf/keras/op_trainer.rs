@@ -99,6 +99,8 @@ pub struct OpTrainer<'a> {
     output_parts: Vec<Vec<usize>>,
     /// A Python error raised inside a step; the loop sees `Interrupted` and stops.
     pub err: Option<PyErr>,
+    /// Whether each target row ends in its example's weight (see `keras::sample_weight`).
+    sample_weighted: bool,
 }
 
 impl<'a> OpTrainer<'a> {
@@ -170,6 +172,7 @@ impl<'a> OpTrainer<'a> {
             input_parts,
             output_parts,
             err: None,
+            sample_weighted: false,
         })
     }
 
@@ -228,6 +231,14 @@ impl<'a> OpTrainer<'a> {
             .compile
             .as_ref()
             .ok_or_else(|| kerr(KerasError::NotCompiled("training")))?;
+        let (y, weights) = match self.sample_weighted {
+            true => {
+                let (t, w) = crate::keras::sample_weight::split(y, rows).map_err(kerr)?;
+                (std::borrow::Cow::Owned(t), Some(w))
+            }
+            false => (std::borrow::Cow::Borrowed(y), None),
+        };
+        let y: &[f32] = &y;
         let one;
         let heads: &[Head] = match compile.heads.is_empty() {
             true => {
@@ -281,6 +292,19 @@ impl<'a> OpTrainer<'a> {
                 };
                 let per = ops::loss(e, Loss::from_device(h.loss), &Tensor::new(a), out)
                     .map_err(op_err)?;
+                // Each example's losses count its weight times (Keras multiplies before it
+                // sums, and still divides by the number of examples).
+                let per = match &weights {
+                    Some(w) => {
+                        let k = (per.size() / rows.max(1)).max(1);
+                        let each: Vec<f32> =
+                            w.iter().flat_map(|v| std::iter::repeat_n(*v, k)).collect();
+                        let wt = NdArray::from_f32(per.shape(), each)
+                            .map_err(super::super::convert::tensor_err)?;
+                        ops::mul(e, &per, &Tensor::new(wt)).map_err(op_err)?
+                    }
+                    None => per,
+                };
                 // A loss of several values per example (a sequence's) counts as their mean.
                 let per_factor = (per.size() / rows.max(1)).max(1);
                 let sum = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
@@ -314,8 +338,14 @@ impl<'a> OpTrainer<'a> {
             };
             let (_, pred) = out.value().to_f32_vec();
             let cols = out.shape().last().copied().unwrap_or(1);
-            for (_, m) in &h.metrics {
-                metric_sums.push(m.batch_sum(&pred, t, cols) / f);
+            let ones = vec![1.0; rows];
+            for (j, (_, m)) in h.metrics.iter().enumerate() {
+                // Only a model of one output has weighted metrics; its head's metrics are
+                // the compiled ones, in order.
+                let weighted = compile.heads.is_empty() && compile.is_weighted(j);
+                let w = weighted.then_some(weights.as_deref().unwrap_or(&ones));
+                m.accumulate(&pred, t, cols, *f, w, &mut metric_sums)
+                    .map_err(kerr)?;
             }
         }
         let stats = StepStats {
@@ -757,5 +787,12 @@ impl Trainer for OpTrainer<'_> {
                 c.optimizer.learning_rate = lr;
             }
         }
+    }
+    fn set_sample_weighted(&mut self, on: bool) -> KResult<()> {
+        self.sample_weighted = on;
+        Ok(())
+    }
+    fn sample_weighted(&self) -> bool {
+        self.sample_weighted
     }
 }
