@@ -184,7 +184,7 @@ pub fn merge_call(strategy: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<
     let strategy = strategy.clone();
     let merge: Merge = Box::new(move |ctx: &mut dyn Ctx, offers: Vec<Box<dyn Any>>| {
         let n = offers.len();
-        let each: Vec<(Vec<Value>, Vec<(String, Value)>)> = offers
+        let each: Vec<Arguments> = offers
             .into_iter()
             .map(|o| o.downcast().map_or_else(|_| (vec![], vec![]), |b| *b))
             .collect();
@@ -230,6 +230,9 @@ pub fn merge_call(strategy: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<
         None => Ok(Value::None),
     }
 }
+
+/// What one replica passes to `merge_call`: its positional and keyword arguments.
+type Arguments = (Vec<Value>, Vec<(String, Value)>);
 
 /// A nest of values as TF's `nest.flatten` walks it (dicts by sorted key, lists, tuples),
 /// with the structure kept to pack the leaves back.
