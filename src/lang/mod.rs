@@ -25,12 +25,13 @@ mod values;
 pub use builtins::files::io_err;
 pub use datamodel::repr::{float_repr, str_repr};
 pub use eval::interp::{is_complete, Interpreter};
+pub use eval::together::{in_call, meet, run_together, Merge, Offer, Turns};
 pub use ipython::help::{signature, SigParam, Signature};
 pub use values::exc::{Frame, PyErr, PyResult};
 pub use values::exceptions::TF_ERRORS;
 pub use values::lazy::Lazy;
 pub use values::native::{NativeClass, NativeFn, NativeModule};
-pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, UnaryOp};
+pub use values::object::{Args, BinOp, CmpOp, Ctx, Object, State, ThreadState, UnaryOp};
 pub use values::runtime::{
     class_own_attr, class_own_items, is_user_class, not_implemented, remove_class_attr,
 };

@@ -56,6 +56,13 @@ pub trait Observer: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObserverId(u64);
 
+/// The active tapes of one thread of computation (see [`Eager::switch_tapes`]).
+#[derive(Default)]
+pub struct TapeState {
+    tapes: Vec<TapeRef>,
+    paused: usize,
+}
+
 /// The execution context.
 pub struct Eager {
     device: Box<dyn Device>,
@@ -216,6 +223,24 @@ impl Eager {
             o.assign_variable(var, how, value, &previous);
         }
         Ok(())
+    }
+
+    /// Exchanges the active tapes and the `stop_recording` depth with `other`: a caller
+    /// that runs several threads of computation on this one context in turns (the replicas
+    /// of an eager `strategy.run`) keeps each one's tapes apart, as TF keeps tapes per
+    /// thread. Calling it twice with the same `other` puts everything back.
+    pub fn switch_tapes(&mut self, other: &mut TapeState) {
+        std::mem::swap(&mut self.tapes, &mut other.tapes);
+        std::mem::swap(&mut self.paused, &mut other.paused);
+    }
+
+    /// The tapes active now, as the state a new thread of computation starts from (the
+    /// tapes that were recording when it began go on recording it).
+    pub fn tape_state(&self) -> TapeState {
+        TapeState {
+            tapes: self.tapes.clone(),
+            paused: self.paused,
+        }
     }
 
     /// Makes `tape` active (innermost).

@@ -91,7 +91,7 @@ mod tests;
 
 pub use activation::{activate, softmax, Activation, Softmax};
 pub use conv1d::{conv1d, Conv1dPadding};
-pub use eager::{Assign, Eager, Observer, ObserverId};
+pub use eager::{Assign, Eager, Observer, ObserverId, TapeState};
 pub use elementwise::{
     add, add_n, binary, cast, clip_by_value, div, identity, mul, neg, ones_like, scale, select,
     square, stop_gradient, sub, unary, zeros_like, Binary, Pointwise, Unary,

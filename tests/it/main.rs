@@ -75,6 +75,7 @@ mod tf_function;
 mod tf_gradients;
 mod tf_keras_objects;
 mod tf_nan;
+mod tf_replica_context;
 mod tf_saving;
 mod tf_session;
 mod tf_surface;

@@ -213,15 +213,14 @@ impl Strategy {
             .run
             .replace(RunShared::new(n));
         let results = self.run_replicas(this, &f, &pos, &kw, ctx);
-        let shared = std::mem::replace(&mut ctx.state().get::<TfState>().dist.run, outer);
-        let results = results?;
-        if let Some(waiting) = shared.and_then(|s| s.unmatched()) {
-            return Err(TfError::Runtime(waiting).into());
-        }
-        Ok(regroup(results))
+        ctx.state().get::<TfState>().dist.run = outer;
+        Ok(regroup(results?))
     }
 
-    /// Calls `f` as each replica in turn, with that replica's part of every argument.
+    /// Calls `f` as each replica, with that replica's part of every argument. Several
+    /// replicas take turns as calls that can meet (`lang`'s `run_together`): each runs
+    /// until it reaches a `merge_call` (an `all_reduce`, an `apply_gradients`) or returns,
+    /// and the merge runs once all have met, as TF's replica threads do.
     fn run_replicas(
         &self,
         this: &Value,
@@ -231,27 +230,25 @@ impl Strategy {
         ctx: &mut dyn Ctx,
     ) -> PyResult<Vec<Value>> {
         let n = self.num_replicas();
-        let mut results = Vec::with_capacity(n);
-        for r in 0..n {
+        let args_of = |r: usize| Args {
+            pos: pos.iter().map(|v| DistributedValues::local(v, r)).collect(),
+            kw: kw
+                .iter()
+                .map(|(k, v)| (k.clone(), DistributedValues::local(v, r)))
+                .collect(),
+        };
+        if n == 1 {
             ctx.check_interrupt()?;
-            let call = Args {
-                pos: pos.iter().map(|v| DistributedValues::local(v, r)).collect(),
-                kw: kw
-                    .iter()
-                    .map(|(k, v)| (k.clone(), DistributedValues::local(v, r)))
-                    .collect(),
-            };
-            if let Some(run) = ctx.state().get::<TfState>().dist.run.as_mut() {
-                run.start_replica();
-            }
-            let saved = enter_replica(ctx, this, r);
-            let tags = super::function::trace::tag_replica(ctx, Some(r));
-            let out = ctx.call(f, call);
+            let saved = enter_replica(ctx, this, 0);
+            let tags = super::function::trace::tag_replica(ctx, Some(0));
+            let out = ctx.call(f, args_of(0));
             super::function::trace::restore_replica(ctx, tags);
             restore_replica(ctx, saved);
-            results.push(out?);
+            return Ok(vec![out?]);
         }
-        Ok(results)
+        let body = |ctx: &mut dyn Ctx, r: usize| ctx.call(f, args_of(r));
+        let mut turns = super::merge::ReplicaTurns::new(ctx, this, n);
+        crate::lang::run_together(ctx, n, &body, &mut turns)
     }
 
     /// `strategy.reduce(op, value, axis=None)` for Python numbers; tensors reduce through the
@@ -308,88 +305,22 @@ pub struct DistState {
     run: Option<RunShared>,
 }
 
-/// What the replicas of one `strategy.run` share. Replicas run one after another here, so
-/// a collective call (`apply_gradients`' all-reduce) cannot return on the first replica:
-/// each replica's k-th call leaves its part, and the last replica's k-th call completes
-/// it, as TF matches collectives by their order in every replica. Variables made in the
-/// run are made once, by the first replica, and handed to the others in the same order.
+/// What the replicas of one `strategy.run` share: the variables made in the run, made
+/// once by the first replica and handed to the others in the same order.
 pub struct RunShared {
-    replicas: usize,
-    /// For each collective call, in order: every replica's part so far.
-    calls: Vec<Vec<Option<Vec<Option<ops::Tensor>>>>>,
     /// The variables the first replica made, in order.
     created: Vec<Value>,
-    /// How many collective calls and variables the running replica has made so far.
-    calls_made: usize,
-    created_made: usize,
+    /// How many variables each replica has made so far.
+    created_made: Vec<usize>,
 }
 
 impl RunShared {
     fn new(replicas: usize) -> RunShared {
         RunShared {
-            replicas,
-            calls: vec![],
             created: vec![],
-            calls_made: 0,
-            created_made: 0,
+            created_made: vec![0; replicas],
         }
     }
-
-    fn start_replica(&mut self) {
-        self.calls_made = 0;
-        self.created_made = 0;
-    }
-
-    /// Why the run cannot end: a collective call some replica made and another did not.
-    fn unmatched(&self) -> Option<String> {
-        let k = self
-            .calls
-            .iter()
-            .position(|c| c.iter().any(Option::is_none))?;
-        Some(format!(
-            "Collective call {} (an apply_gradients in a replica context) was made by some \
-             replicas of this strategy.run but not by all {}: every replica must make the \
-             same collective calls in the same order.",
-            k + 1,
-            self.replicas
-        ))
-    }
-}
-
-/// What a collective call of a replica gives back: nothing yet (later replicas still have
-/// to make theirs), or every replica's part once the last one has made it.
-pub enum Collective {
-    /// Not inside a `strategy.run` with several replicas: there is nothing to reduce.
-    Alone,
-    Waiting,
-    Ready(Vec<Vec<Option<ops::Tensor>>>),
-}
-
-/// The running replica's next collective call with `part` (one tensor, or none, per
-/// slot): see [`RunShared`].
-pub fn collective(ctx: &mut dyn Ctx, part: Vec<Option<ops::Tensor>>) -> Collective {
-    let st = &mut ctx.state().get::<TfState>().dist;
-    let Some(r) = st.replica.as_ref().map(|(_, r)| *r) else {
-        return Collective::Alone;
-    };
-    let Some(run) = st.run.as_mut().filter(|run| run.replicas > 1) else {
-        return Collective::Alone;
-    };
-    let k = run.calls_made;
-    run.calls_made += 1;
-    if run.calls.len() <= k {
-        run.calls.push(vec![None; run.replicas]);
-    }
-    let Some(call) = run.calls.get_mut(k) else {
-        return Collective::Alone;
-    };
-    if let Some(slot) = call.get_mut(r) {
-        *slot = Some(part);
-    }
-    if call.iter().any(Option::is_none) {
-        return Collective::Waiting;
-    }
-    Collective::Ready(call.iter().map(|p| p.clone().unwrap_or_default()).collect())
 }
 
 /// The threads that run the replicas' parts of a graph traced from `strategy.run`: the
@@ -458,8 +389,11 @@ pub fn shared_variable(ctx: &mut dyn Ctx, make: impl FnOnce(&mut dyn Ctx) -> Val
     let Some(run) = st.run.as_mut() else {
         return make(ctx);
     };
-    let k = run.created_made;
-    run.created_made += 1;
+    let Some(made) = run.created_made.get_mut(r.unwrap_or(0)) else {
+        return make(ctx);
+    };
+    let k = *made;
+    *made += 1;
     if r != Some(0) {
         if let Some(v) = run.created.get(k) {
             return v.clone();
@@ -478,7 +412,18 @@ pub fn shared_variable(ctx: &mut dyn Ctx, make: impl FnOnce(&mut dyn Ctx) -> Val
 /// every replica returned identically (the same object: here `None`, a bool, an equal
 /// string or an equal int that CPython caches) as itself, anything else as `PerReplica`.
 /// One replica's result is itself.
-fn regroup(mut results: Vec<Value>) -> Value {
+pub(super) fn regroup(results: Vec<Value>) -> Value {
+    regroup_values(results, false)
+}
+
+/// [`regroup`] of the arguments the replicas pass to a `merge_call`, where an equal float
+/// is taken as the same object: there it is most often a constant of the replica
+/// function's code (`kwargs={"k": 1.0}`), one object in CPython that every replica passes.
+pub(super) fn regroup_arguments(results: Vec<Value>) -> Value {
+    regroup_values(results, true)
+}
+
+fn regroup_values(mut results: Vec<Value>, floats_alike: bool) -> Value {
     if results.len() <= 1 {
         return results.pop().unwrap_or(Value::None);
     }
@@ -502,22 +447,33 @@ fn regroup(mut results: Vec<Value>) -> Value {
     };
     match &first {
         Value::Tuple(t) if same_len(t.len(), true) => {
-            return Value::tuple((0..t.len()).map(|i| regroup(column(i))).collect())
+            return Value::tuple(
+                (0..t.len())
+                    .map(|i| regroup_values(column(i), floats_alike))
+                    .collect(),
+            )
         }
         Value::List(l) if same_len(l.borrow().len(), false) => {
             let len = l.borrow().len();
-            return Value::list((0..len).map(|i| regroup(column(i))).collect());
+            return Value::list(
+                (0..len)
+                    .map(|i| regroup_values(column(i), floats_alike))
+                    .collect(),
+            );
         }
         _ => {}
     }
     // A float a replica computed is a new object in CPython, never the same as another's.
-    let identical = !matches!(first, Value::Float(_))
+    let identical = (floats_alike || !matches!(first, Value::Float(_)))
         && results.iter().all(|r| {
             r.is(&first)
                 || match (r, &first) {
                     (Value::None, Value::None) => true,
                     (Value::Bool(a), Value::Bool(b)) => a == b,
                     (Value::Int(a), Value::Int(b)) => a == b && (-5..=256).contains(a),
+                    (Value::Float(a), Value::Float(b)) => {
+                        floats_alike && a.to_bits() == b.to_bits()
+                    }
                     (Value::Str(a), Value::Str(b)) => a == b,
                     _ => false,
                 }
@@ -528,12 +484,24 @@ fn regroup(mut results: Vec<Value>) -> Value {
     DistributedValues::per_replica(results)
 }
 
-fn enter_replica(ctx: &mut dyn Ctx, strategy: &Value, r: usize) -> Option<(Value, usize)> {
+/// Makes replica `r` of `strategy` the running one; returns what ran before, for
+/// [`restore_replica`].
+pub(super) fn enter_replica(
+    ctx: &mut dyn Ctx,
+    strategy: &Value,
+    r: usize,
+) -> Option<(Value, usize)> {
     let st = &mut ctx.state().get::<TfState>().dist;
     st.replica.replace((strategy.clone(), r))
 }
 
-fn restore_replica(ctx: &mut dyn Ctx, saved: Option<(Value, usize)>) {
+/// Leaves the replica context for the cross-replica one; returns what ran before, for
+/// [`restore_replica`].
+pub(super) fn take_replica(ctx: &mut dyn Ctx) -> Option<(Value, usize)> {
+    ctx.state().get::<TfState>().dist.replica.take()
+}
+
+pub(super) fn restore_replica(ctx: &mut dyn Ctx, saved: Option<(Value, usize)>) {
     ctx.state().get::<TfState>().dist.replica = saved;
 }
 

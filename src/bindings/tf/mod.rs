@@ -21,7 +21,7 @@
 //! `tf.name_scope`); devices
 //! (`config.rs`); strategies (`distribute.rs` for scopes and `run`/`reduce`,
 //! `strategies.rs` for the constructors, `values.rs` for PerReplica, ReduceOp and replica
-//! contexts, `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
+//! contexts, `merge.rs` for where replicas meet (`merge_call`, `all_reduce`), `mistakes.rs` for the scope mistakes Keras names); `data/` (`tf.data`);
 //! `keras/` (`tf.keras`); `train/` (`tf.train`: checkpoints); `errors.rs` (`tf.errors`).
 
 pub mod config;
@@ -37,6 +37,7 @@ pub mod gradient_tape;
 pub mod image;
 pub mod keras;
 pub mod map_fn;
+pub mod merge;
 pub mod mistakes;
 pub mod module;
 pub mod nn;

@@ -7,7 +7,7 @@ use std::any::Any;
 
 use super::address_of;
 use crate::bindings::common::ItemIter;
-use crate::lang::{CmpOp, Ctx, Object, PyErr, PyResult, Value};
+use crate::lang::{CmpOp, Ctx, NativeFn, Object, PyErr, PyResult, Value};
 use crate::ops;
 
 /// Values with one component per replica, printed as TF prints them:
@@ -227,8 +227,29 @@ impl Object for ReplicaContext {
             ))),
             "num_replicas_in_sync" => Some(Value::Int(self.replicas as i64)),
             "strategy" if !self.value_context => Some(self.strategy.clone()),
+            "all_reduce" if !self.value_context => Some(NativeFn::value(
+                "all_reduce",
+                "Reduces `value` across replicas and returns the result on every replica.",
+                super::merge::all_reduce,
+            )),
+            "merge_call" if !self.value_context => {
+                let strategy = self.strategy.clone();
+                Some(NativeFn::value(
+                    "merge_call",
+                    "Merges the replicas: calls `merge_fn(strategy, *args, **kwargs)` once in \
+                     the cross-replica context.",
+                    move |a, c| super::merge::merge_call(&strategy, a, c),
+                ))
+            }
             _ => None,
         })
+    }
+    fn dir(&self) -> Vec<String> {
+        let mut names = vec!["num_replicas_in_sync", "replica_id_in_sync_group"];
+        if !self.value_context {
+            names.extend(["all_reduce", "merge_call", "strategy"]);
+        }
+        names.into_iter().map(String::from).collect()
     }
     fn class_chain(&self) -> Vec<String> {
         let mut chain = vec![self.type_name()];

@@ -229,7 +229,7 @@ impl MirroredVariable {
     /// An update made in replica `r`'s function, as TF combines it by the variable's
     /// aggregation: NONE updates that replica's copy only; ONLY_FIRST_REPLICA applies the
     /// first replica's value to every copy; SUM and MEAN wait for every replica's value
-    /// (a collective call, see `distribute::collective`) and apply their sum or mean to
+    /// (a collective call, see `merge::collective`) and apply their sum or mean to
     /// every copy. A Python number is the same value on every replica, which TF refuses
     /// to SUM.
     fn update_in_replica(
@@ -239,7 +239,7 @@ impl MirroredVariable {
         v: &Value,
         ctx: &mut dyn Ctx,
     ) -> PyResult<()> {
-        use super::distribute::{collective, Collective};
+        use super::merge::{collective, Collective};
         match self.aggregation {
             Aggregation::None => {
                 if let Some(var) = self.parts.get(r).and_then(|p| p.downcast::<Variable>()) {
@@ -278,7 +278,7 @@ impl MirroredVariable {
                     }
                     None => ops::Tensor::new(to_array(v, Some(dtype), false, ctx)?),
                 };
-                let parts = match collective(ctx, vec![Some(t)]) {
+                let parts = match collective(ctx, vec![Some(t)])? {
                     Collective::Waiting => return Ok(()),
                     Collective::Ready(parts) => parts,
                     Collective::Alone => {

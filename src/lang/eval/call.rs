@@ -158,13 +158,25 @@ impl Vm<'_> {
     /// stack left is checked and, when short, a new segment is taken (see `recursion`).
     #[inline(always)]
     fn run_function_checked(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
-        if self
+        if !self
             .depth
             .is_multiple_of(super::recursion::CALLS_PER_STACK_CHECK)
         {
-            super::recursion::with_stack(|| self.run_function(func, frame))
-        } else {
-            self.run_function(func, frame)
+            return self.run_function(func, frame);
+        }
+        match self.stack_limit {
+            None => super::recursion::with_stack(|| self.run_function(func, frame)),
+            Some(limit) if super::together::stack_left(limit) >= super::recursion::RED_ZONE => {
+                self.run_function(func, frame)
+            }
+            // A replica's coroutine measures its own stack (`stacker` knows only the
+            // thread's), and runs short calls on a segment of its own.
+            Some(_) => super::together::on_new_segment(|limit| {
+                let outer = self.stack_limit.replace(limit);
+                let r = self.run_function(func, frame);
+                self.stack_limit = outer;
+                r
+            }),
         }
     }
 

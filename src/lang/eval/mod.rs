@@ -1,6 +1,7 @@
 //! Running the tree: the `Vm` (session state that outlives cells, one cell's run of it), the
 //! hot path, expressions, statements, `try`/`with`, comprehensions, calls of every kind of
-//! callable, context managers, and the recursion bounds that keep all of it off an unbounded
+//! callable, context managers, calls that take turns and meet (`together`: `strategy.run`'s replicas),
+//! and the recursion bounds that keep all of it off an unbounded
 //! Rust stack.
 
 pub(super) mod call;
@@ -12,4 +13,5 @@ pub(super) mod guard;
 pub(super) mod interp;
 pub(super) mod recursion;
 pub(super) mod stmt;
+pub(super) mod together;
 pub(super) mod vm;

@@ -23,10 +23,10 @@ pub const CALLS_PER_STACK_CHECK: usize = 8;
 /// frames for [`CALLS_PER_STACK_CHECK`] calls, an expression nested as deep as the parser
 /// allows (`parse::MAX_NESTING` levels of about 500 bytes) and a walk of nested values up
 /// to the recursion limit all fit in it with room to spare.
-const RED_ZONE: usize = 4 << 20;
+pub(super) const RED_ZONE: usize = 4 << 20;
 
 /// A new stack segment's size, enough for many levels of calls before the next one.
-const SEGMENT: usize = 64 << 20;
+pub(super) const SEGMENT: usize = 64 << 20;
 
 /// CPython's `RecursionError`, with the context CPython names (`" in comparison"`).
 pub fn recursion_error(context: &str) -> PyErr {

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use crate::cell::{HistoryEntry, Output, Sink, StreamName};
 use crate::display::MimeBundle;
 use crate::lang::values::exc::{PyErr, PyResult};
-use crate::lang::values::object::{Args, BinOp, CmpOp, Ctx, State};
+use crate::lang::values::object::{Args, BinOp, CmpOp, Ctx, State, ThreadState};
 use crate::lang::values::runtime::Frame;
 use crate::lang::values::value::Value;
 use crate::lang::ModuleLoader;
@@ -125,6 +125,9 @@ pub struct Vm<'a> {
     pub frame_pool: Vec<Rc<Frame>>,
     /// The containers being printed right now, innermost last (see `recursion`).
     pub repr_active: Vec<usize>,
+    /// The lowest address the running stack may reach when it is not the session thread's
+    /// own (a replica's coroutine, see `together`); `None` on the session thread.
+    pub stack_limit: Option<usize>,
 }
 
 impl<'a> Vm<'a> {
@@ -145,6 +148,7 @@ impl<'a> Vm<'a> {
             pretty_types: false,
             frame_pool: vec![],
             repr_active: vec![],
+            stack_limit: None,
         }
     }
 
@@ -306,5 +310,12 @@ impl Ctx for Vm<'_> {
     }
     fn next_item(&mut self, it: &Value) -> PyResult<Option<Value>> {
         Vm::next_item(self, it)
+    }
+    fn switch_thread(&mut self, thread: &mut ThreadState) {
+        std::mem::swap(&mut self.depth, &mut thread.depth);
+        std::mem::swap(&mut self.handling, &mut thread.handling);
+        std::mem::swap(&mut self.yields, &mut thread.yields);
+        std::mem::swap(&mut self.repr_active, &mut thread.repr_active);
+        std::mem::swap(&mut self.stack_limit, &mut thread.stack_limit);
     }
 }

@@ -352,6 +352,43 @@ pub trait Ctx {
             v.type_name()
         )))
     }
+    /// Exchanges the interpreter state of the running thread of Python execution with
+    /// `thread` (see [`ThreadState`]). Calling it twice with the same `thread` puts
+    /// everything back. Contexts without an interpreter keep no such state.
+    fn switch_thread(&mut self, thread: &mut ThreadState) {
+        let _ = thread;
+    }
+}
+
+/// What the interpreter keeps per thread of Python execution, as CPython keeps it per
+/// thread: the recursion depth, the exceptions being handled (for a bare `raise`), the
+/// values of generator bodies being run, the containers being printed, and the lowest
+/// address the running stack may reach (`None`: the session thread's own stack, which
+/// `stacker` measures). Calls that take turns on one thread (`strategy.run`'s replicas)
+/// each keep one, so one replica's frames never see another's.
+#[derive(Default)]
+pub struct ThreadState {
+    pub(in crate::lang) depth: usize,
+    pub(in crate::lang) handling: Vec<PyErr>,
+    pub(in crate::lang) yields: Vec<Vec<Value>>,
+    pub(in crate::lang) repr_active: Vec<usize>,
+    pub(in crate::lang) stack_limit: Option<usize>,
+}
+
+impl ThreadState {
+    /// A new thread's state: its calls counted from `depth`, on a stack whose lowest usable
+    /// address is `stack_limit`.
+    pub(in crate::lang) fn new(depth: usize, stack_limit: usize) -> ThreadState {
+        ThreadState {
+            depth,
+            stack_limit: Some(stack_limit),
+            ..ThreadState::default()
+        }
+    }
+
+    pub(in crate::lang) fn depth(&self) -> usize {
+        self.depth
+    }
 }
 
 fn no_interpreter(v: &Value) -> PyErr {

@@ -492,8 +492,9 @@ impl OptimizerObj {
     /// `apply_gradients` in a replica context of `strategy.run`: the gradients of every
     /// replica are SUM-all-reduced, and the one reduced update is applied to the first copy
     /// of each mirrored variable and copied to the others, so the copies stay identical
-    /// and the optimizer steps once per step, as under TF. The update happens when the
-    /// last replica's call completes the all-reduce. `false` outside a replica context.
+    /// and the optimizer steps once per step, as under TF. The replicas meet at the call;
+    /// the first to resume applies the update before any replica runs on, so every replica
+    /// reads the updated variables after its call. `false` outside a replica context.
     fn apply_mirrored(&self, grads: &[Value], vars: &[Value], ctx: &mut dyn Ctx) -> PyResult<bool> {
         if super::super::distribute::running_replica(ctx).is_none() {
             return Ok(false);
@@ -513,8 +514,8 @@ impl OptimizerObj {
                 g => Some(tensor_of(g, ctx)?),
             });
         }
-        use super::super::distribute::{collective, Collective};
-        let parts = match collective(ctx, part) {
+        use super::super::merge::{collective, Collective};
+        let parts = match collective(ctx, part)? {
             Collective::Alone => return Ok(false),
             Collective::Waiting => return Ok(true),
             Collective::Ready(parts) => parts,
