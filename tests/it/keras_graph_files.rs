@@ -3,9 +3,10 @@
 //! a two-input, two-output graph with Concatenate, Add and a shared layer, and for a
 //! residual block with Add and Multiply, load here with their layers in Keras's order,
 //! predict what Keras predicted within 1e-6, and take the next `fit` step Keras took after
-//! loading (compile config and Adam's state restored). Graphs saved here load back with
-//! the same weights, predictions and summary bit for bit and train on identically; a cut
-//! archive is a Python error and the session lives on.
+//! loading (compile config and Adam's state restored); so do the legacy `.h5` files Keras
+//! wrote for them. Graphs saved here (`.keras` and `.h5`) load back with the same weights,
+//! predictions and summary bit for bit and train on identically; a cut archive is a
+//! Python error and the session lives on.
 
 use crate::common::cells::{ok, run, session};
 
@@ -71,9 +72,9 @@ fn graph_archives_real_keras_wrote_load_predict_and_continue_fit_as_keras_did() 
     let reference = reference();
     let s = session();
     ok(&s, PRELUDE);
-    for name in FIXTURES {
+    for (name, ext) in FIXTURES.into_iter().flat_map(|n| [(n, "keras"), (n, "h5")]) {
         let r = &reference[name];
-        let p = format!("{DIR}/{name}.keras");
+        let p = format!("{DIR}/{name}.{ext}");
         ok(
             &s,
             &format!(
@@ -133,21 +134,27 @@ fn graphs_saved_here_load_back_bitwise_and_train_on_identically() {
     ok(&s, GRAPH);
     let dir = std::env::temp_dir().join(format!("graph-files-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join("g.keras").display().to_string();
-    let out = ok(
+    ok(
         &s,
-        &format!(
-            "def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n\
-m.save({p:?})\n\
+        "def same(a, b):\n    return len(a) == len(b) and all([(p == q).all() for p, q in zip(a, b)])\n",
+    );
+    // Each file holds `m` as trained so far; `m` and the loaded copy then take one step.
+    for file in ["g.h5", "g.keras"] {
+        let p = dir.join(file).display().to_string();
+        let out = ok(
+            &s,
+            &format!(
+                "m.save({p:?})\n\
 n = tf.keras.models.load_model({p:?})\n\
 print(n.name, [l.name for l in n.layers] == [l.name for l in m.layers])\n\
 print(same(m.get_weights(), n.get_weights()), flat_predictions(m, x) == flat_predictions(n, x))\n\
 m.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)\n\
 n.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)\n\
 print(same(m.get_weights(), n.get_weights()))\n"
-        ),
-    );
-    assert_eq!(out, "two_heads True\nTrue True\nTrue\n");
+            ),
+        );
+        assert_eq!(out, "two_heads True\nTrue True\nTrue\n", "{file}");
+    }
     let summaries = run(&s, "m.summary()\nn.summary()");
     assert_eq!(summaries.error, None);
     let texts: Vec<String> = summaries

@@ -219,7 +219,11 @@ fn zip_entry(
 pub struct SavedGraph {
     pub graph: graph::GraphConfig,
     pub compile: Option<serde_json::Value>,
+    /// `model.weights.h5` of an archive, or the whole legacy `.h5` file.
     pub weights: Vec<u8>,
+    /// Whether the file is the legacy `.h5` format (layers matched by position, the
+    /// optimizer's variables by name, `hdf5::legacy`) rather than an archive.
+    pub legacy: bool,
 }
 
 /// What `load_model` finds in a file: a model the engine describes, or a graph.
@@ -242,7 +246,7 @@ pub fn save_graph_model(
     check_model_path(path)?;
     if is_legacy(path) {
         return Err(KerasError::Value(format!(
-            "Saving the functional model '{}' in the legacy .h5 format is not supported here; save it as a .keras file.",
+            "The functional model '{}' is saved in the legacy .h5 format with its layers' weights by name (`save_graph_legacy`).",
             graph.name
         )));
     }
@@ -253,6 +257,21 @@ pub fn save_graph_model(
     let config = serde_json::to_vec(&config).map_err(|e| corrupt(path, e))?;
     let weights = hdf5::keras3::encode_objects(path, &graph.name, layers, optimizer)?;
     write_archive(path, &config, &weights)
+}
+
+/// `model.save("name.h5")` of a functional graph that is not a chain, in the legacy format.
+pub fn save_graph_legacy(
+    path: &Path,
+    graph: &graph::GraphConfig,
+    compile: Option<&CompileConfig>,
+    layers: &[hdf5::legacy::NamedWeights],
+    optimizer: Option<&OptimizerState>,
+) -> KResult<()> {
+    check_model_path(path)?;
+    write_atomic(
+        path,
+        &hdf5::legacy::encode_graph(path, graph, compile, layers, optimizer)?,
+    )
 }
 
 /// The zip archive Keras 3 writes, stored without compression as Keras stores it.
@@ -295,7 +314,16 @@ pub fn load_model(path: &Path) -> KResult<SavedModel> {
 pub fn load_any(path: &Path) -> KResult<Loaded> {
     let s = shown(path);
     if is_legacy(path) {
-        return hdf5::legacy::decode(path, read_file(path)?).map(Loaded::Model);
+        let bytes = read_file(path)?;
+        if let Some((graph, compile)) = hdf5::legacy::graph_of(path, &bytes)? {
+            return Ok(Loaded::Graph(SavedGraph {
+                graph,
+                compile,
+                weights: bytes,
+                legacy: true,
+            }));
+        }
+        return hdf5::legacy::decode(path, bytes).map(Loaded::Model);
     }
     if !s.ends_with(".keras") {
         return Err(KerasError::Path(format!(
@@ -326,6 +354,7 @@ pub fn load_any(path: &Path) -> KResult<Loaded> {
                 graph: g,
                 compile,
                 weights,
+                legacy: false,
             }));
         }
     }

@@ -253,12 +253,10 @@ fn write_optimizer(fb: &mut FileBuilder, opt: &OptimizerState, lr: f32) {
     vars.create_dataset("1")
         .with_f32_data(&[lr])
         .with_shape(&[]);
-    let mut n = 2;
-    for s in opt.slots.iter().flatten() {
+    for (n, s) in (2..).zip(opt.slots.iter().flatten()) {
         vars.create_dataset(&n.to_string())
             .with_f32_data(&s.data)
             .with_shape(&shape_u64(&s.shape));
-        n += 1;
     }
     o.add_group(vars.finish());
     fb.add_group(o.finish());

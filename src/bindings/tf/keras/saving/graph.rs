@@ -1,5 +1,5 @@
-//! `model.save('m.keras')` and `load_model('m.keras')` of a functional model that is not a
-//! chain (several inputs or outputs, merge layers, skip connections, a shared layer). Saving
+//! `model.save('m.keras')` / `model.save('m.h5')` and `load_model` of a functional model
+//! that is not a chain (several inputs or outputs, merge layers, skip connections, a shared layer). Saving
 //! describes the model's graph by layer names (`keras::saving::graph`), its objects'
 //! variables at the paths Keras's `_save_state` gives them (the walk in `saving.rs`) and
 //! the optimizer's state; loading makes the layers from their configs, calls them again on
@@ -22,9 +22,11 @@ use super::super::variable::keras_variable;
 use crate::bindings::tf::distribute::active_strategy;
 use crate::keras::saving::graph::{GraphCall, GraphConfig, GraphLayer, TensorRef};
 use crate::keras::saving::hdf5::keras3::decode_optimizer;
+use crate::keras::saving::hdf5::legacy::NamedWeights;
 use crate::keras::saving::SavedGraph;
-use crate::keras::{CompileConfig, OptimizerState, Trainer};
+use crate::keras::{CompileConfig, HostArray, OptimizerState, Trainer};
 use crate::lang::{Args, Ctx, PyErr, PyResult, Value};
+use crate::tensor::NdArray;
 
 /// The name of a layer value.
 fn name_of(layer: &Value, ctx: &mut dyn Ctx) -> PyResult<String> {
@@ -154,14 +156,7 @@ pub fn save(m: &ModelObj, this: &Value, path: &str, ctx: &mut dyn Ctx) -> PyResu
         .running_graph()
         .ok_or_else(|| PyErr::runtime_error("the model has no graph"))?;
     crate::keras::saving::check_model_path(Path::new(path)).map_err(kerr)?;
-    if !path.ends_with(".keras") {
-        return Err(PyErr::not_implemented(format!(
-            "saving the functional model '{}' in the legacy .h5 format is not supported here; save it as a .keras file",
-            m.name()
-        )));
-    }
     let config = describe(m, &g, ctx)?;
-    let layers = super::tracked_layers(this, ctx)?;
     let compile = m.compiled.borrow().clone();
     let input = g.input_features().into_iter().next().unwrap_or_default();
     let state: Option<OptimizerState> = match &compile {
@@ -170,6 +165,18 @@ pub fn save(m: &ModelObj, this: &Value, path: &str, ctx: &mut dyn Ctx) -> PyResu
         })?),
         _ => None,
     };
+    if !path.ends_with(".keras") {
+        let layers = named_weights(&g, ctx)?;
+        return crate::keras::saving::save_graph_legacy(
+            Path::new(path),
+            &config,
+            compile.as_ref(),
+            &layers,
+            state.as_ref(),
+        )
+        .map_err(kerr);
+    }
+    let layers = super::tracked_layers(this, ctx)?;
     let optimizer = match (&state, &compile) {
         (Some(s), Some(c)) => Some((s, c.optimizer.learning_rate)),
         _ => None,
@@ -182,6 +189,74 @@ pub fn save(m: &ModelObj, this: &Value, path: &str, ctx: &mut dyn Ctx) -> PyResu
         optimizer,
     )
     .map_err(kerr)
+}
+
+/// A layer's own variables, trainable ones first (as Keras lists a layer's weights).
+fn own_vars(layer: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<Value>> {
+    let Some(h) = LayerHandle::of(layer, ctx) else {
+        return Ok(vec![]);
+    };
+    let (trainable, frozen): (Vec<Value>, Vec<Value>) = h
+        .own_weights(ctx)?
+        .into_iter()
+        .partition(|w| keras_variable(w).is_some_and(|k| k.trainable()));
+    Ok(trainable.into_iter().chain(frozen).collect())
+}
+
+/// Each layer of the graph (in `model.layers` order) with its variables by name, for the
+/// legacy format.
+fn named_weights(g: &Graph, ctx: &mut dyn Ctx) -> PyResult<Vec<NamedWeights>> {
+    let mut out = vec![];
+    for l in g.layers() {
+        let mut vars = vec![];
+        for v in own_vars(&l, ctx)? {
+            let k = keras_variable(&v)
+                .ok_or_else(|| PyErr::runtime_error("a layer weight is not a variable"))?;
+            let a = k
+                .primary()
+                .map(|c| c.snapshot())
+                .ok_or_else(|| PyErr::runtime_error("a model variable has no value"))?;
+            let (shape, data) = a.to_f32_vec();
+            let name = ctx.getattr(&v, "name")?;
+            vars.push((ctx.str(&name)?, HostArray::new(shape, data), k.trainable()));
+        }
+        out.push(NamedWeights {
+            layer: name_of(&l, ctx)?,
+            vars,
+        });
+    }
+    Ok(out)
+}
+
+/// Loads a legacy file's variables into the graph's layers, matched by position among the
+/// layers that have variables, as Keras matches them.
+fn load_legacy_weights(path: &str, bytes: Vec<u8>, g: &Graph, ctx: &mut dyn Ctx) -> PyResult<()> {
+    let mut layers = vec![];
+    for l in g.layers() {
+        let vars = own_vars(&l, ctx)?;
+        let shapes: Vec<Vec<usize>> = vars
+            .iter()
+            .filter_map(|v| Some(keras_variable(v)?.primary()?.shape().to_vec()))
+            .collect();
+        layers.push((name_of(&l, ctx)?, vars, shapes));
+    }
+    let wanted: Vec<(String, Vec<Vec<usize>>)> = layers
+        .iter()
+        .map(|(n, _, s)| (n.clone(), s.clone()))
+        .collect();
+    let read =
+        crate::keras::saving::hdf5::legacy::decode_graph_weights(Path::new(path), bytes, &wanted)
+            .map_err(kerr)?;
+    for ((_, vars, _), values) in layers.iter().zip(read) {
+        for (v, w) in vars.iter().zip(values) {
+            if let Some(k) = keras_variable(v) {
+                let a = NdArray::from_f32(&w.shape, w.data)
+                    .map_err(crate::bindings::tf::convert::tensor_err)?;
+                k.store(&a)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Calls the file's layers on new inputs, each call once all the tensors it reads exist,
@@ -316,7 +391,7 @@ fn has_object(v: &serde_json::Value) -> bool {
     }
 }
 
-/// `load_model` of a `.keras` archive holding a graph.
+/// `load_model` of a `.keras` archive (or a legacy `.h5` file) holding a graph.
 pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let (inputs, outputs) = rebuild(&saved.graph, ctx)?;
     let args = Args::new(vec![one_or_list(inputs), one_or_list(outputs)])
@@ -326,9 +401,16 @@ pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) ->
         .downcast::<ModelObj>()
         .ok_or_else(|| PyErr::runtime_error("load_model: the model was not made"))?;
     let bytes = saved.weights.clone();
-    super::load_tracked_from(m, &v, ctx, |wanted| {
-        crate::keras::saving::hdf5::keras3::decode_layers(Path::new(path), bytes, wanted)
-    })?;
+    if saved.legacy {
+        let g = m
+            .running_graph()
+            .ok_or_else(|| PyErr::runtime_error("the model has no graph"))?;
+        load_legacy_weights(path, bytes, &g, ctx)?;
+    } else {
+        super::load_tracked_from(m, &v, ctx, |wanted| {
+            crate::keras::saving::hdf5::keras3::decode_layers(Path::new(path), bytes, wanted)
+        })?;
+    }
     let Some(cc) = saved.compile.as_ref().filter(|_| compile) else {
         return Ok(v);
     };
@@ -350,13 +432,18 @@ pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) ->
         .filter_map(|w| Some(keras_variable(w)?.primary()?.shape().to_vec()))
         .collect();
     with_trainer(&v, &input, ctx, |t| {
-        let state = decode_optimizer(
-            Path::new(path),
-            saved.weights.clone(),
-            &shapes,
-            slots,
-            class,
-        )
+        let bytes = saved.weights.clone();
+        let state = if saved.legacy {
+            crate::keras::saving::hdf5::legacy::decode_graph_optimizer(
+                Path::new(path),
+                bytes,
+                &shapes,
+                slots,
+                class,
+            )
+        } else {
+            decode_optimizer(Path::new(path), bytes, &shapes, slots, class)
+        }
         .map_err(kerr)?;
         if let Some(state) = state {
             t.set_optimizer_state(&state).map_err(kerr)?;
