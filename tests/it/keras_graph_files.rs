@@ -5,8 +5,8 @@
 //! predict what Keras predicted within 1e-6, and take the next `fit` step Keras took after
 //! loading (compile config and Adam's state restored); so do the legacy `.h5` files Keras
 //! wrote for them. Graphs saved here (`.keras` and `.h5`) load back with the same weights,
-//! predictions and summary bit for bit and train on identically; a cut archive is a
-//! Python error and the session lives on.
+//! predictions and summary bit for bit and train on identically; cut copies of both files
+//! are Python errors and the session lives on.
 
 use crate::common::cells::{ok, run, session};
 
@@ -179,24 +179,26 @@ print(same(m.get_weights(), n.get_weights()))\n"
 }
 
 #[test]
-fn a_cut_graph_archive_is_a_python_error_and_the_session_lives() {
+fn cut_graph_files_are_python_errors_and_the_session_lives() {
     let s = session();
     ok(&s, PRELUDE);
     let dir = std::env::temp_dir().join(format!("graph-cut-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let bytes = std::fs::read(format!("{DIR}/graph_model.keras")).expect("fixture");
-    for (i, keep) in [bytes.len() / 2, bytes.len() - 100].into_iter().enumerate() {
-        let p = dir.join(format!("cut{i}.keras"));
-        std::fs::write(&p, &bytes[..keep]).expect("write");
-        let shown = run(
-            &s,
-            &format!("tf.keras.models.load_model({:?})", p.display().to_string()),
-        );
-        let (ename, _) = shown.error.expect("a cut archive must not load");
-        assert!(
-            ["ValueError", "OSError"].contains(&ename.as_str()),
-            "{ename}"
-        );
+    for ext in ["keras", "h5"] {
+        let bytes = std::fs::read(format!("{DIR}/graph_model.{ext}")).expect("fixture");
+        for (i, keep) in [bytes.len() / 2, bytes.len() - 100].into_iter().enumerate() {
+            let p = dir.join(format!("cut{i}.{ext}"));
+            std::fs::write(&p, &bytes[..keep]).expect("write");
+            let shown = run(
+                &s,
+                &format!("tf.keras.models.load_model({:?})", p.display().to_string()),
+            );
+            let (ename, _) = shown.error.expect("a cut archive must not load");
+            assert!(
+                ["ValueError", "OSError"].contains(&ename.as_str()),
+                "{ext}: {ename}"
+            );
+        }
     }
     assert_eq!(ok(&s, "print(1 + 1)"), "2\n");
     let _ = std::fs::remove_dir_all(&dir);
