@@ -1,7 +1,8 @@
 """Opt-in check that files this kernel writes open in real Keras: the kernel trains an MLP,
 a CNN and a functional chain for one epoch and saves each as `.keras`, legacy `.h5` and
-`.weights.h5`, with its predictions on fixed inputs; this script then loads every file in
-real Keras 3 and compares the predictions.
+`.weights.h5`, and a graph that is not a chain (two inputs, two outputs, Concatenate, Add,
+a shared layer) as `.keras` and `.h5`, with its predictions on fixed inputs; this script then loads
+every file in real Keras 3 and compares the predictions.
 
 Run with a Python that has TensorFlow 2.21 / Keras 3.15, after `cargo build`:
 
@@ -39,6 +40,37 @@ m.save_weights({stem!r} + '.weights.h5')
 print({name!r}, x[:4].tolist(), m.predict(x[:4], verbose=0).tolist())
 """
 
+# A graph that is not a chain, saved as `.keras` and legacy `.h5`.
+GRAPH_PART = """a = tf.keras.Input((3,), name='a')
+b = tf.keras.Input((2,), name='b')
+shared = tf.keras.layers.Dense(4, activation='tanh')
+c = tf.keras.layers.Concatenate()([shared(a), b])
+s = tf.keras.layers.Add()([tf.keras.layers.Dense(4)(c), shared(tf.keras.layers.Dense(3)(c))])
+m = tf.keras.Model([a, b], [tf.keras.layers.Dense(1, name='score')(s), tf.keras.layers.Dense(2, activation='softmax', name='kind')(c)])
+m.compile(optimizer='adam', loss=['mse', 'categorical_crossentropy'], metrics=[['mae'], ['accuracy']])
+np.random.seed(0)
+gx = [np.random.rand(16, 3).astype('float32'), np.random.rand(16, 2).astype('float32')]
+gy = [np.random.rand(16, 1).astype('float32'), np.random.rand(16, 2).astype('float32')]
+m.fit(gx, gy, epochs=1, batch_size=8, verbose=0)
+m.save({stem!r} + '.keras')
+m.save({stem!r} + '.h5')
+print('graph', [v[:4].tolist() for v in gx], [p.tolist() for p in m.predict([v[:4] for v in gx], verbose=0)])
+"""
+
+
+def check_graph(tf, d, line):
+    """Loads the kernel's graph files in Keras and compares their two outputs."""
+    x, want = json.loads("[" + line.split(" ", 1)[1].replace("]]] [[[", "]]], [[[") + "]")
+    failed = 0
+    for ext in ["keras", "h5"]:
+        model = tf.keras.models.load_model(os.path.join(d, f"graph.{ext}"))
+        got = model.predict([np.array(v, dtype="float32") for v in x], verbose=0)
+        diff = max(float(np.abs(g - np.array(w)).max()) for g, w in zip(got, want))
+        ok = diff <= 1e-6
+        failed += not ok
+        print(f"graph.{ext}: {'ok' if ok else 'DIFFERS'} (max difference {diff:.2e})")
+    return failed
+
 
 def main():
     kernel = sys.argv[1] if len(sys.argv) > 1 else os.path.join("target", "debug", "mirror-kernel")
@@ -53,9 +85,13 @@ def main():
             for name, (shape, make) in MODELS.items():
                 stem = os.path.join(d, name)
                 f.write(KERNEL_PART.format(make=make, batch=(16,) + shape, stem=stem, name=name))
+            f.write(GRAPH_PART.format(stem=os.path.join(d, "graph")))
         out = subprocess.run([kernel, "exec", cell], check=True, capture_output=True, text=True)
         want, inputs = {}, {}
         for line in out.stdout.splitlines():
+            if line.startswith("graph "):
+                failed += check_graph(tf, d, line)
+                continue
             name, rest = line.split(" ", 1)
             x, p = json.loads("[" + rest.replace("] [", "], [") + "]")
             inputs[name.strip("'")], want[name.strip("'")] = np.array(x, dtype="float32"), p

@@ -35,6 +35,34 @@ impl MergeOp {
         }
     }
 
+    /// The Keras classes of the merge layers, as a saved config names them.
+    pub const CLASSES: [&'static str; 7] = [
+        "Add",
+        "Subtract",
+        "Multiply",
+        "Average",
+        "Maximum",
+        "Minimum",
+        "Concatenate",
+    ];
+
+    /// The merge layer a saved config names (`class_name`), with its `axis` for
+    /// `Concatenate` (Keras's default -1 when absent).
+    pub fn from_config(class: &str, axis: Option<i64>) -> Option<MergeOp> {
+        Some(match class {
+            "Add" => MergeOp::Add,
+            "Subtract" => MergeOp::Subtract,
+            "Multiply" => MergeOp::Multiply,
+            "Average" => MergeOp::Average,
+            "Maximum" => MergeOp::Maximum,
+            "Minimum" => MergeOp::Minimum,
+            "Concatenate" => MergeOp::Concatenate {
+                axis: axis.unwrap_or(-1),
+            },
+            _ => return None,
+        })
+    }
+
     /// The base of the automatic name (`add`, `concatenate`, ...).
     pub fn base_name(&self) -> &'static str {
         match self {

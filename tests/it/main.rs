@@ -43,6 +43,7 @@ mod keras_fit_access;
 mod keras_fit_weights;
 mod keras_get_file;
 mod keras_graph;
+mod keras_graph_files;
 mod keras_layers;
 mod keras_layers_conv1d;
 mod keras_layers_more;

@@ -43,7 +43,7 @@ fn batch_shape(shape: &[usize]) -> Value {
     Value::Array(v)
 }
 
-fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
+pub(super) fn layer_json(l: &LayerSpec, input: &[usize]) -> Value {
     let mut c = json!({"name": l.name, "trainable": true, "dtype": "float32"});
     let extra = kind_config(&l.kind);
     if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
@@ -223,13 +223,7 @@ pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<V
         "registered_name": null, "build_config": {"input_shape": batch_shape(&m.input_shape)}})
     };
     if let (Some(c), Some(obj)) = (compile, v.as_object_mut()) {
-        obj.insert(
-            "compile_config".into(),
-            json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss_json(&c.loss),
-                "metrics": c.metrics.iter().enumerate().filter(|(i, _)| !c.is_weighted(*i)).map(|(_, (n, _))| n.clone()).collect::<Vec<_>>(),
-                "loss_weights": null, "weighted_metrics": weighted_names(c), "run_eagerly": false,
-                "steps_per_execution": 1, "jit_compile": false}),
-        );
+        obj.insert("compile_config".into(), compile_json(c));
     }
     Ok(v)
 }
@@ -248,6 +242,51 @@ fn weighted_names(c: &CompileConfig) -> Value {
         .map(|(_, (n, _))| n.strip_prefix("weighted_").unwrap_or(n).to_string())
         .collect();
     json!(names)
+}
+
+/// Keras's `compile_config`: the arguments `compile` was given, serialized. A model of
+/// several outputs lists a loss per output, the loss weights when any is not 1, and each
+/// output's metrics by the names they were given (`accuracy`, not `kind_accuracy`), and
+/// the weighted metrics apart.
+pub fn compile_json(c: &CompileConfig) -> Value {
+    let (loss, weights, metrics) = if c.heads.is_empty() {
+        let names: Vec<&String> = c
+            .metrics
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !c.is_weighted(*i))
+            .map(|(_, (n, _))| n)
+            .collect();
+        (loss_json(&c.loss), Value::Null, json!(names))
+    } else {
+        let losses: Vec<Value> = c.heads.iter().map(|h| loss_json(&h.loss)).collect();
+        let weights = if c.heads.iter().all(|h| h.weight == 1.0) {
+            Value::Null
+        } else {
+            json!(c
+                .heads
+                .iter()
+                .map(|h| given_float(h.weight))
+                .collect::<Vec<_>>())
+        };
+        let metrics: Vec<Value> = c
+            .heads
+            .iter()
+            .map(|h| {
+                let prefix = format!("{}_", h.name);
+                let names: Vec<&str> = h
+                    .metrics
+                    .iter()
+                    .map(|(n, _)| n.strip_prefix(&prefix).unwrap_or(n))
+                    .collect();
+                json!(names)
+            })
+            .collect();
+        (Value::Array(losses), weights, Value::Array(metrics))
+    };
+    json!({"optimizer": optimizer_json(&c.optimizer), "loss": loss, "loss_weights": weights,
+        "metrics": metrics, "weighted_metrics": weighted_names(c), "run_eagerly": false,
+        "steps_per_execution": 1, "jit_compile": false})
 }
 
 fn bad(what: &str) -> KerasError {
@@ -329,7 +368,7 @@ fn init(v: &Value, key: &str, default: Init) -> KResult<Init> {
     })
 }
 
-fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
+pub(super) fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
     let class = string(v, "class_name", "");
     let c = get(v, "config")?;
     let act = |key| Act::parse(string(c, key, "linear"));
@@ -401,6 +440,13 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                 None => return Err(bad(class)),
             }
         }
+        other if MergeOp::CLASSES.contains(&other) => {
+            let axis = c.get("axis").and_then(Value::as_i64);
+            match MergeOp::from_config(other, axis) {
+                Some(m) => LayerKind::Merge(m),
+                None => return Err(bad(other)),
+            }
+        }
         other => match crate::keras::stateless::from_config(other, c) {
             Some(s) => LayerKind::Stateless(s?),
             None if crate::keras::recurrent::CLASSES.contains(&other) => {
@@ -423,6 +469,7 @@ fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                     "Softmax",
                     "Embedding",
                 ];
+                known.extend(MergeOp::CLASSES);
                 known.extend(crate::keras::norm::CLASSES);
                 known.extend(crate::keras::stateless::CLASSES);
                 known.extend(crate::keras::recurrent::CLASSES);
@@ -496,37 +543,7 @@ pub fn model_from_json(v: &Value) -> KResult<(ModelConfig, Option<CompileConfig>
 
 /// Reads `compile_config` (optimizer class and config, loss name and options, metrics).
 pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
-    let o = get(cc, "optimizer")?;
-    let oc = get(o, "config")?;
-    let mut opt = OptimizerConfig::parse(string(o, "class_name", ""))?;
-    opt.learning_rate = float(oc, "learning_rate", opt.learning_rate);
-    opt.kind = match opt.kind {
-        OptKind::Sgd { .. } => OptKind::Sgd {
-            momentum: float(oc, "momentum", 0.0),
-            nesterov: flag(oc, "nesterov", false),
-        },
-        OptKind::Adam { .. } => OptKind::Adam {
-            beta_1: float(oc, "beta_1", 0.9),
-            beta_2: float(oc, "beta_2", 0.999),
-            epsilon: float(oc, "epsilon", 1e-7),
-        },
-        OptKind::AdamW { .. } => OptKind::AdamW {
-            beta_1: float(oc, "beta_1", 0.9),
-            beta_2: float(oc, "beta_2", 0.999),
-            epsilon: float(oc, "epsilon", 1e-7),
-            weight_decay: float(oc, "weight_decay", 0.004),
-        },
-        OptKind::RmsProp { .. } => OptKind::RmsProp {
-            rho: float(oc, "rho", 0.9),
-            momentum: float(oc, "momentum", 0.0),
-            epsilon: float(oc, "epsilon", 1e-7),
-            centered: flag(oc, "centered", false),
-        },
-        OptKind::Adagrad { .. } => OptKind::Adagrad {
-            initial_accumulator_value: float(oc, "initial_accumulator_value", 0.1),
-            epsilon: float(oc, "epsilon", 1e-7),
-        },
-    };
+    let opt = optimizer_from_json(get(cc, "optimizer")?)?;
     // Keras writes a loss name, or a serialized loss object (`class_name` and `config`);
     // earlier versions of this kernel wrote a name plus `loss_config`. All are read.
     let (loss_name, lc) = match cc.get("loss") {
@@ -586,4 +603,39 @@ pub fn compile_from_json(cc: &Value) -> KResult<CompileConfig> {
         c.add_weighted_metrics(&specs)?;
     }
     Ok(c)
+}
+
+/// An optimizer serialized as Keras writes it (`class_name` and `config`).
+pub fn optimizer_from_json(o: &Value) -> KResult<OptimizerConfig> {
+    let oc = get(o, "config")?;
+    let mut opt = OptimizerConfig::parse(string(o, "class_name", ""))?;
+    opt.learning_rate = float(oc, "learning_rate", opt.learning_rate);
+    opt.kind = match opt.kind {
+        OptKind::Sgd { .. } => OptKind::Sgd {
+            momentum: float(oc, "momentum", 0.0),
+            nesterov: flag(oc, "nesterov", false),
+        },
+        OptKind::Adam { .. } => OptKind::Adam {
+            beta_1: float(oc, "beta_1", 0.9),
+            beta_2: float(oc, "beta_2", 0.999),
+            epsilon: float(oc, "epsilon", 1e-7),
+        },
+        OptKind::AdamW { .. } => OptKind::AdamW {
+            beta_1: float(oc, "beta_1", 0.9),
+            beta_2: float(oc, "beta_2", 0.999),
+            epsilon: float(oc, "epsilon", 1e-7),
+            weight_decay: float(oc, "weight_decay", 0.004),
+        },
+        OptKind::RmsProp { .. } => OptKind::RmsProp {
+            rho: float(oc, "rho", 0.9),
+            momentum: float(oc, "momentum", 0.0),
+            epsilon: float(oc, "epsilon", 1e-7),
+            centered: flag(oc, "centered", false),
+        },
+        OptKind::Adagrad { .. } => OptKind::Adagrad {
+            initial_accumulator_value: float(oc, "initial_accumulator_value", 0.1),
+            epsilon: float(oc, "epsilon", 1e-7),
+        },
+    };
+    Ok(opt)
 }

@@ -17,13 +17,15 @@
 //! files become errors naming the path, never a panic. This module never touches a device.
 
 pub mod bundle;
+pub mod graph;
 pub mod hdf5;
 mod json;
 pub mod naming;
 mod tensors;
 
 pub use json::{
-    compile_from_json, init_json, kind_config, model_from_json, model_json, optimizer_json,
+    compile_from_json, compile_json, init_json, kind_config, model_from_json, model_json,
+    optimizer_from_json, optimizer_json,
 };
 
 use super::compile::CompileConfig;
@@ -191,26 +193,8 @@ pub fn save_model(path: &Path, m: &SavedModel) -> KResult<()> {
     }
     let config = serde_json::to_vec(&model_json(&m.config, m.compile.as_ref())?)
         .map_err(|e| corrupt(path, e))?;
-    let date = chrono::Utc::now().format("%Y-%m-%d@%H:%M:%S").to_string();
-    let meta = serde_json::json!({"keras_version": KERAS_VERSION, "date_saved": date}).to_string();
     let weights = hdf5::keras3::encode(path, &m.config, &m.weights, optimizer_of(m))?;
-    let mut buf = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut buf);
-        let opts = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Stored);
-        let entries: [(&str, &[u8]); 3] = [
-            ("metadata.json", meta.as_bytes()),
-            ("config.json", &config),
-            (WEIGHTS_ENTRY, &weights),
-        ];
-        for (name, bytes) in entries {
-            zip.start_file(name, opts).map_err(|e| corrupt(path, e))?;
-            zip.write_all(bytes).map_err(|e| corrupt(path, e))?;
-        }
-        zip.finish().map_err(|e| corrupt(path, e))?;
-    }
-    write_atomic(path, &buf.into_inner())
+    write_archive(path, &config, &weights)
 }
 
 fn zip_entry(
@@ -227,11 +211,119 @@ fn zip_entry(
     Ok(out)
 }
 
-/// `keras.models.load_model("name.keras")` (or a legacy `name.h5`).
+/// A `.keras` archive of a functional graph that is not a chain: its graph, its
+/// `compile_config` as written (the bindings read it, since a model of several outputs
+/// compiles per output), and the bytes of `model.weights.h5`, whose objects the bindings
+/// read at the paths of the model they rebuild (`hdf5::keras3::decode_layers`).
+#[derive(Debug, Clone)]
+pub struct SavedGraph {
+    pub graph: graph::GraphConfig,
+    pub compile: Option<serde_json::Value>,
+    /// `model.weights.h5` of an archive, or the whole legacy `.h5` file.
+    pub weights: Vec<u8>,
+    /// Whether the file is the legacy `.h5` format (layers matched by position, the
+    /// optimizer's variables by name, `hdf5::legacy`) rather than an archive.
+    pub legacy: bool,
+}
+
+/// What `load_model` finds in a file: a model the engine describes, or a graph.
+#[derive(Debug)]
+pub enum Loaded {
+    Model(SavedModel),
+    Graph(SavedGraph),
+}
+
+/// `model.save("name.keras")` of a functional graph that is not a chain: `config.json`
+/// with the graph and `compile_config`, and `model.weights.h5` with each object's
+/// variables at its path and the optimizer's state (with its learning rate).
+pub fn save_graph_model(
+    path: &Path,
+    graph: &graph::GraphConfig,
+    compile: Option<&CompileConfig>,
+    layers: &[hdf5::keras3::LayerWeights],
+    optimizer: Option<(&OptimizerState, f32)>,
+) -> KResult<()> {
+    check_model_path(path)?;
+    if is_legacy(path) {
+        return Err(KerasError::Value(format!(
+            "The functional model '{}' is saved in the legacy .h5 format with its layers' weights by name (`save_graph_legacy`).",
+            graph.name
+        )));
+    }
+    let mut config = graph.to_json();
+    if let (Some(c), Some(o)) = (compile, config.as_object_mut()) {
+        o.insert("compile_config".into(), compile_json(c));
+    }
+    let config = serde_json::to_vec(&config).map_err(|e| corrupt(path, e))?;
+    let weights = hdf5::keras3::encode_objects(path, &graph.name, layers, optimizer)?;
+    write_archive(path, &config, &weights)
+}
+
+/// `model.save("name.h5")` of a functional graph that is not a chain, in the legacy format.
+pub fn save_graph_legacy(
+    path: &Path,
+    graph: &graph::GraphConfig,
+    compile: Option<&CompileConfig>,
+    layers: &[hdf5::legacy::NamedWeights],
+    optimizer: Option<&OptimizerState>,
+) -> KResult<()> {
+    check_model_path(path)?;
+    write_atomic(
+        path,
+        &hdf5::legacy::encode_graph(path, graph, compile, layers, optimizer)?,
+    )
+}
+
+/// The zip archive Keras 3 writes, stored without compression as Keras stores it.
+fn write_archive(path: &Path, config: &[u8], weights: &[u8]) -> KResult<()> {
+    let date = chrono::Utc::now().format("%Y-%m-%d@%H:%M:%S").to_string();
+    let meta = serde_json::json!({"keras_version": KERAS_VERSION, "date_saved": date}).to_string();
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        let entries: [(&str, &[u8]); 3] = [
+            ("metadata.json", meta.as_bytes()),
+            ("config.json", config),
+            (WEIGHTS_ENTRY, weights),
+        ];
+        for (name, bytes) in entries {
+            zip.start_file(name, opts).map_err(|e| corrupt(path, e))?;
+            zip.write_all(bytes).map_err(|e| corrupt(path, e))?;
+        }
+        zip.finish().map_err(|e| corrupt(path, e))?;
+    }
+    write_atomic(path, &buf.into_inner())
+}
+
+/// `keras.models.load_model("name.keras")` (or a legacy `name.h5`) of a model the engine
+/// describes; a graph that is not a chain is [`load_any`]'s.
 pub fn load_model(path: &Path) -> KResult<SavedModel> {
+    match load_any(path)? {
+        Loaded::Model(m) => Ok(m),
+        Loaded::Graph(g) => Err(KerasError::Value(format!(
+            "The model '{}' in {} is a functional graph; load it with keras.models.load_model.",
+            g.graph.name,
+            shown(path)
+        ))),
+    }
+}
+
+/// `keras.models.load_model("name.keras")` (or a legacy `name.h5`).
+pub fn load_any(path: &Path) -> KResult<Loaded> {
     let s = shown(path);
     if is_legacy(path) {
-        return hdf5::legacy::decode(path, read_file(path)?);
+        let bytes = read_file(path)?;
+        if let Some((graph, compile)) = hdf5::legacy::graph_of(path, &bytes)? {
+            return Ok(Loaded::Graph(SavedGraph {
+                graph,
+                compile,
+                weights: bytes,
+                legacy: true,
+            }));
+        }
+        return hdf5::legacy::decode(path, bytes).map(Loaded::Model);
     }
     if !s.ends_with(".keras") {
         return Err(KerasError::Path(format!(
@@ -250,6 +342,22 @@ pub fn load_model(path: &Path) -> KResult<SavedModel> {
     let config: serde_json::Value =
         serde_json::from_slice(&zip_entry(&mut zip, path, "config.json")?)
             .map_err(|e| corrupt(path, format!("config.json: {e}")))?;
+    if config.get("class_name").and_then(serde_json::Value::as_str) == Some("Functional") {
+        let g = graph::GraphConfig::from_json(&config)?;
+        if !g.is_chain() {
+            let compile = config
+                .get("compile_config")
+                .filter(|c| c.as_object().is_some_and(|o| !o.is_empty()))
+                .cloned();
+            let weights = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
+            return Ok(Loaded::Graph(SavedGraph {
+                graph: g,
+                compile,
+                weights,
+                legacy: false,
+            }));
+        }
+    }
     let (config, compile) = model_from_json(&config)?;
     let old = zip.index_for_name(WEIGHTS_ENTRY).is_none()
         && zip.index_for_name(OLD_WEIGHTS_ENTRY).is_some();
@@ -260,13 +368,13 @@ pub fn load_model(path: &Path) -> KResult<SavedModel> {
         let bytes = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
         hdf5::keras3::decode(path, &config, bytes, compile.as_ref())?
     };
-    Ok(SavedModel {
+    Ok(Loaded::Model(SavedModel {
         config,
         compile,
         weights,
         optimizer,
         note: old.then(|| OLD_ARCHIVE_NOTE.to_string()),
-    })
+    }))
 }
 
 /// `model.save_weights("name.weights.h5")`.

@@ -809,6 +809,10 @@ fn save(
         super::saving::save_tracked_weights(m, this, &path, ctx)?;
         return Ok(Value::None);
     }
+    if !weights_only && m.running_graph().is_some() {
+        super::saving::graph::save(m, this, &path, ctx)?;
+        return Ok(Value::None);
+    }
     if !m.has_engine() {
         with_op_trainer(m, this, mv, ctx, |t| {
             save_trainer(t, &path, weights_only).map_err(kerr)

@@ -130,7 +130,7 @@ fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     finish(m, ctx)
 }
 
-fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+pub(crate) fn functional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("Model", &["inputs", "outputs", "name"], 2)?;
     let none = Value::None;
     let graph = Graph::new(

@@ -55,6 +55,13 @@ pub struct OpTraining {
     slots: HashMap<u64, Vec<DTensor>>,
 }
 
+impl OpTraining {
+    /// The optimizer's step count (`model.optimizer.iterations`).
+    pub fn iterations(&self) -> u64 {
+        self.iterations
+    }
+}
+
 /// The model a call to `fit` and friends runs: its interpreter value (the instance for a
 /// subclass), its state, and its variables in Keras order.
 pub struct OpModel {
@@ -491,10 +498,33 @@ impl<'a> OpTrainer<'a> {
 impl OpTrainer<'_> {
     /// The variables the optimizer updates, in Keras order: those of the model's
     /// description that train (a batch normalization's moving statistics do not), paired
-    /// with their specs. Empty for a model without a description.
+    /// with their specs; for a model without a description, every trainable variable.
     fn optimized_vars(&self, ctx: &mut dyn Ctx) -> PyResult<Vec<(Value, VarSpec)>> {
-        let plan = self.config.plan().map_err(kerr)?;
         let vars = layer_weights(&self.model.handle, ctx, None)?;
+        if self.config.layers.is_empty() {
+            // A graph or a subclass: the variables that train, in the model's order, as
+            // Keras's `trainable_variables` lists them for the optimizer.
+            return Ok(vars
+                .into_iter()
+                .filter_map(|v| {
+                    let k = keras_variable(&v)?;
+                    let shape = k.primary()?.shape().to_vec();
+                    k.trainable().then(|| {
+                        let spec = VarSpec {
+                            name: String::new(),
+                            path: String::new(),
+                            layer: 0,
+                            shape,
+                            init: crate::keras::Init::Zeros,
+                            fans: (0, 0),
+                            trainable: true,
+                        };
+                        (v.clone(), spec)
+                    })
+                })
+                .collect());
+        }
+        let plan = self.config.plan().map_err(kerr)?;
         if vars.len() != plan.vars.len() {
             return Err(PyErr::value_error(format!(
                 "The model has {} variables but its description lists {}.",

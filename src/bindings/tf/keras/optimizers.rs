@@ -830,9 +830,14 @@ impl Object for BoundOptimizer {
                 Some(Value::Float(f64::from(lr)))
             }
             "iterations" => {
+                // A model the op library trains keeps its step count with the model.
                 let it = match trainer {
                     Some(t) => t.optimizer_state().map_err(kerr)?.iterations,
-                    None => 0,
+                    None => m
+                        .op_training
+                        .borrow()
+                        .as_ref()
+                        .map_or(0, |t| t.iterations()),
                 };
                 let var = ops::Variable::new(
                     NdArray::from_scalar(Scalar::I64(it as i64)),

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+pub mod graph;
+
 use super::layers::handle::{LayerHandle, CORE_ATTR};
 use super::layers::{kerr, Builtin, LayerObj};
 use super::model::{model_layers, ModelKind, ModelObj};
@@ -31,7 +33,10 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         Some(v) => v.as_bool_strict()?,
         None => true,
     };
-    let saved = crate::keras::load_model(Path::new(&path)).map_err(kerr)?;
+    let saved = match crate::keras::saving::load_any(Path::new(&path)).map_err(kerr)? {
+        crate::keras::saving::Loaded::Model(m) => m,
+        crate::keras::saving::Loaded::Graph(g) => return graph::load(&path, &g, compile, ctx),
+    };
     if let Some(note) = &saved.note {
         super::schedules::warn(ctx, note);
     }
@@ -283,6 +288,12 @@ pub fn save_tracked_weights(
     path: &str,
     ctx: &mut dyn Ctx,
 ) -> PyResult<()> {
+    let layers = tracked_layers(this, ctx)?;
+    crate::keras::saving::save_layer_weights(Path::new(path), &m.name(), &layers).map_err(kerr)
+}
+
+/// The variables of each object of the model `this`, at its path in Keras 3's layout.
+fn tracked_layers(this: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<LayerWeights>> {
     let mut layers = vec![];
     for s in saveables(this, ctx)?.into_iter().filter(|s| !s.again) {
         let mut held = Vec::with_capacity(s.vars.len());
@@ -300,7 +311,7 @@ pub fn save_tracked_weights(
             vars: held,
         });
     }
-    crate::keras::saving::save_layer_weights(Path::new(path), &m.name(), &layers).map_err(kerr)
+    Ok(layers)
 }
 
 /// `load_weights` of such a model from Keras 3's layout: every variable of every object,
@@ -311,6 +322,19 @@ pub fn load_tracked_weights(
     this: &Value,
     path: &str,
     ctx: &mut dyn Ctx,
+) -> PyResult<()> {
+    load_tracked_from(m, this, ctx, |wanted| {
+        crate::keras::saving::load_layer_weights(Path::new(path), wanted)
+    })
+}
+
+/// Loads every object's variables from what `read` finds at the objects' paths (a
+/// `.weights.h5` file, or the `model.weights.h5` of a `.keras` archive).
+fn load_tracked_from(
+    m: &ModelObj,
+    this: &Value,
+    ctx: &mut dyn Ctx,
+    read: impl FnOnce(&[(String, Vec<Vec<usize>>)]) -> crate::keras::KResult<Vec<Loaded>>,
 ) -> PyResult<()> {
     if !m.is_built() {
         return Err(PyErr::value_error(
@@ -330,7 +354,7 @@ pub fn load_tracked_weights(
             (s.path.clone(), shapes)
         })
         .collect();
-    let read = crate::keras::saving::load_layer_weights(Path::new(path), &wanted).map_err(kerr)?;
+    let read = read(&wanted).map_err(kerr)?;
     // Keras's `error_msgs`: each object that did not load, with its repr and message, in
     // the order they first failed; a later path that loads it takes it off.
     let mut failed: Vec<(Value, String, String)> = vec![];

@@ -107,25 +107,7 @@ pub fn encode(
     }
     fb.add_group(layers.finish());
     if let Some((opt, lr)) = optimizer {
-        let mut o = fb.create_group("optimizer");
-        let mut vars = vars_group(&mut o, "optimizer");
-        vars.create_dataset("0")
-            .with_i64_data(&[opt.iterations as i64])
-            .with_shape(&[]);
-        vars.create_dataset("1")
-            .with_f32_data(&[lr])
-            .with_shape(&[]);
-        let mut n = 2;
-        for (v, slots) in optimized(&plan.vars).zip(&opt.slots) {
-            for s in slots {
-                vars.create_dataset(&n.to_string())
-                    .with_f32_data(&s.data)
-                    .with_shape(&shape_u64(&v.shape));
-                n += 1;
-            }
-        }
-        o.add_group(vars.finish());
-        fb.add_group(o.finish());
+        write_optimizer(&mut fb, opt, lr);
     }
     let mut top = fb.create_group("vars");
     top.set_attr("name", AttrValue::VarLenString(config.name.clone()));
@@ -257,6 +239,76 @@ fn write_node(g: &mut GroupBuilder, node: &Node) {
 /// The bytes of a `.weights.h5` file holding `layers` of the model named `model`, without
 /// an optimizer (as `save_weights` writes it).
 pub fn encode_layers(path: &Path, model: &str, layers: &[LayerWeights]) -> KResult<Vec<u8>> {
+    encode_objects(path, model, layers, None)
+}
+
+/// Writes the optimizer's variables as Keras lists them: the step counter, the learning
+/// rate, then each trainable variable's slots in turn.
+fn write_optimizer(fb: &mut FileBuilder, opt: &OptimizerState, lr: f32) {
+    let mut o = fb.create_group("optimizer");
+    let mut vars = vars_group(&mut o, "optimizer");
+    vars.create_dataset("0")
+        .with_i64_data(&[opt.iterations as i64])
+        .with_shape(&[]);
+    vars.create_dataset("1")
+        .with_f32_data(&[lr])
+        .with_shape(&[]);
+    for (n, s) in (2..).zip(opt.slots.iter().flatten()) {
+        vars.create_dataset(&n.to_string())
+            .with_f32_data(&s.data)
+            .with_shape(&shape_u64(&s.shape));
+    }
+    o.add_group(vars.finish());
+    fb.add_group(o.finish());
+}
+
+/// Reads the optimizer's state of a model whose trainable variables have `shapes` (in
+/// Keras order), `slots` slots each; `None` when the file holds no optimizer.
+pub fn decode_optimizer(
+    path: &Path,
+    bytes: Vec<u8>,
+    shapes: &[Vec<usize>],
+    slots: usize,
+    optimizer: &str,
+) -> KResult<Option<OptimizerState>> {
+    let file = super::open(path, bytes)?;
+    let Ok(o) = file.root().group("optimizer") else {
+        return Ok(None);
+    };
+    let vars = group(path, &o, "vars")?;
+    let expected = 2 + slots * shapes.len();
+    let held = vars.datasets().map(|d| d.len()).unwrap_or(0);
+    if held != expected {
+        return Err(KerasError::Value(format!(
+            "The optimizer in the file holds {held} variables and this model's {optimizer} needs {expected}."
+        )));
+    }
+    let iterations = read_scalar_i64(path, &dataset(path, &vars, "0")?, "iterations")?;
+    let mut all = Vec::with_capacity(shapes.len());
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut per = Vec::with_capacity(slots);
+        for k in 0..slots {
+            let at = (2 + i * slots + k).to_string();
+            let d = dataset(path, &vars, &at)?;
+            let data = read_f32(path, &d, &format!("optimizer/vars/{at}"), shape)?;
+            per.push(HostArray::new(shape.clone(), data));
+        }
+        all.push(per);
+    }
+    Ok(Some(OptimizerState {
+        iterations: iterations.max(0) as u64,
+        slots: all,
+    }))
+}
+
+/// The bytes of a file holding `layers` of the model named `model`, and the optimizer's
+/// state with its learning rate when given (the `model.weights.h5` of a `.keras` archive).
+pub fn encode_objects(
+    path: &Path,
+    model: &str,
+    layers: &[LayerWeights],
+    optimizer: Option<(&OptimizerState, f32)>,
+) -> KResult<Vec<u8>> {
     let mut root = Node::default();
     for l in layers {
         root.insert(l);
@@ -266,6 +318,9 @@ pub fn encode_layers(path: &Path, model: &str, layers: &[LayerWeights]) -> KResu
         let mut g = fb.create_group(name);
         write_node(&mut g, child);
         fb.add_group(g.finish());
+    }
+    if let Some((opt, lr)) = optimizer {
+        write_optimizer(&mut fb, opt, lr);
     }
     let mut top = fb.create_group("vars");
     let own = root.entry.map_or(&[][..], |e| e.vars.as_slice());

@@ -5,7 +5,9 @@
 //! datasets by path (`sequential/dense/kernel`); and `optimizer_weights`, whose
 //! `weight_names` lists the optimizer's variables in order (`adam/iteration`,
 //! `adam/learning_rate`, then each variable's slots). Keras matches layers and optimizer
-//! variables by position, and so does this file.
+//! variables by position, and so does this file. A functional graph that is not a chain
+//! keeps its graph in `model_config` as `config.json` would, and its layers' variables
+//! under their names (`encode_graph`, `graph_of`, `decode_graph_weights`).
 
 use super::{dataset, group, read_f32, read_scalar_i64};
 use crate::keras::compile::{CompileConfig, OptKind};
@@ -322,4 +324,259 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> KResult<SavedModel> {
         optimizer,
         note: None,
     })
+}
+
+/// One layer of a functional graph in the legacy file: its name and its variables (their
+/// own names, `kernel`), trainable ones first, with whether each trains.
+pub struct NamedWeights {
+    pub layer: String,
+    pub vars: Vec<(String, HostArray, bool)>,
+}
+
+/// `training_config` as Keras's legacy format writes it: `compile_config` with the
+/// optimizer under `optimizer_config`.
+fn training_json(c: &CompileConfig) -> Value {
+    let mut t = crate::keras::saving::json::compile_json(c);
+    if let Some(o) = t.as_object_mut() {
+        if let Some(opt) = o.remove("optimizer") {
+            o.insert("optimizer_config".into(), opt);
+        }
+    }
+    t
+}
+
+/// The bytes of `model.save('m.h5')` for a functional graph that is not a chain:
+/// `model_config` holds the graph as `config.json` would, `model_weights` a group per layer
+/// (`layer_names` in `model.layers` order, input and merge layers included, each layer's
+/// datasets at `name/name/kernel` and listed as `name/kernel`), and `optimizer_weights` the
+/// step, the learning rate and each trainable variable's slots in that order.
+pub fn encode_graph(
+    path: &Path,
+    graph: &crate::keras::saving::graph::GraphConfig,
+    compile: Option<&CompileConfig>,
+    layers: &[NamedWeights],
+    optimizer: Option<&crate::keras::replica::OptimizerState>,
+) -> KResult<Vec<u8>> {
+    let io = |e: &dyn std::fmt::Display| KerasError::Io {
+        path: path.display().to_string(),
+        detail: format!("the HDF5 file could not be written ({e})"),
+    };
+    let mut fb = FileBuilder::new();
+    fb.set_attr("backend", AttrValue::VarLenString("tensorflow".into()));
+    fb.set_attr(
+        "keras_version",
+        AttrValue::VarLenString(KERAS_VERSION.into()),
+    );
+    fb.set_attr(
+        "model_config",
+        AttrValue::VarLenString(graph.to_json().to_string()),
+    );
+    let mut weights = fb.create_group("model_weights");
+    weights.set_attr("backend", AttrValue::VarLenString("tensorflow".into()));
+    weights.set_attr(
+        "keras_version",
+        AttrValue::VarLenString(KERAS_VERSION.into()),
+    );
+    let layer_names: Vec<String> = layers.iter().map(|l| l.layer.clone()).collect();
+    weights.set_attr("layer_names", string_list(layer_names));
+    for l in layers {
+        let mut g = weights.create_group(&l.layer);
+        let names: Vec<String> = l
+            .vars
+            .iter()
+            .map(|(n, _, _)| format!("{}/{n}", l.layer))
+            .collect();
+        g.set_attr("weight_names", string_list(names));
+        let entries: Vec<Entry> = l
+            .vars
+            .iter()
+            .map(|(n, w, _)| Entry {
+                parts: vec![l.layer.as_str(), n.as_str()],
+                data: &w.data,
+                shape: w.shape.iter().map(|&d| d as u64).collect(),
+            })
+            .collect();
+        write_tree(&mut g, &entries, 0);
+        weights.add_group(g.finish());
+    }
+    let mut top = weights.create_group("top_level_model_weights");
+    top.set_attr("weight_names", string_list(vec![]));
+    weights.add_group(top.finish());
+    fb.add_group(weights.finish());
+    if let Some(c) = compile {
+        fb.set_attr(
+            "training_config",
+            AttrValue::VarLenString(training_json(c).to_string()),
+        );
+    }
+    if let (Some(c), Some(opt)) = (compile, optimizer) {
+        let prefix = c.optimizer.class_name().to_lowercase();
+        let mut og = fb.create_group("optimizer_weights");
+        let mut inner = og.create_group(&prefix);
+        let mut order = vec![
+            format!("{prefix}/iteration"),
+            format!("{prefix}/learning_rate"),
+        ];
+        inner
+            .create_dataset("iteration")
+            .with_i64_data(&[opt.iterations as i64])
+            .with_shape(&[]);
+        inner
+            .create_dataset("learning_rate")
+            .with_f32_data(&[c.optimizer.learning_rate])
+            .with_shape(&[]);
+        let trained = layers.iter().flat_map(|l| {
+            l.vars
+                .iter()
+                .filter(|(_, _, t)| *t)
+                .map(move |(n, _, _)| format!("{}/{n}", l.layer))
+        });
+        for (var, slots) in trained.zip(&opt.slots) {
+            for (name, s) in slot_names(c, &var, slots.len()).into_iter().zip(slots) {
+                inner
+                    .create_dataset(&name)
+                    .with_f32_data(&s.data)
+                    .with_shape(&s.shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
+                order.push(format!("{prefix}/{name}"));
+            }
+        }
+        og.set_attr("weight_names", string_list(order));
+        og.add_group(inner.finish());
+        fb.add_group(og.finish());
+    }
+    fb.finish().map_err(|e| io(&e))
+}
+
+/// The graph of a legacy file whose `model_config` is a functional graph that is not a
+/// chain, with its `training_config` as `compile_config` (the optimizer under
+/// `optimizer`); `None` for any other file.
+pub fn graph_of(
+    path: &Path,
+    bytes: &[u8],
+) -> KResult<Option<(crate::keras::saving::graph::GraphConfig, Option<Value>)>> {
+    let file = super::open(path, bytes.to_vec())?;
+    let top = attrs(path, &file.root(), "/")?;
+    let json_attr = |key: &str| -> KResult<Option<Value>> {
+        match top.get(key).and_then(text) {
+            None => Ok(None),
+            Some(s) => serde_json::from_str(&s)
+                .map(Some)
+                .map_err(|e| KerasError::Corrupt {
+                    path: path.display().to_string(),
+                    detail: format!("{key}: {e}"),
+                }),
+        }
+    };
+    let Some(config) = json_attr("model_config")? else {
+        return Ok(None);
+    };
+    if config.get("class_name").and_then(Value::as_str) != Some("Functional") {
+        return Ok(None);
+    }
+    let g = crate::keras::saving::graph::GraphConfig::from_json(&config)?;
+    if g.is_chain() {
+        return Ok(None);
+    }
+    let compile = json_attr("training_config")?.map(|mut t| {
+        if let Some(o) = t.as_object_mut() {
+            if let Some(opt) = o.remove("optimizer_config") {
+                o.insert("optimizer".into(), opt);
+            }
+        }
+        t
+    });
+    Ok(Some((g, compile)))
+}
+
+/// The variables of a graph's layers from a legacy file, matched as Keras's
+/// `load_weights_from_hdf5_group` matches them: the layers that have variables, in order,
+/// against the file's layers that have any, with Keras's errors when the counts differ.
+/// `wanted` lists each layer's name and its variables' shapes.
+pub fn decode_graph_weights(
+    path: &Path,
+    bytes: Vec<u8>,
+    wanted: &[(String, Vec<Vec<usize>>)],
+) -> KResult<Vec<Vec<HostArray>>> {
+    let file = super::open(path, bytes)?;
+    let mw = group(path, &file.root(), "model_weights")?;
+    let mut saved: Vec<(Vec<String>, Group)> = vec![];
+    for name in names_attr(path, &mw, "model_weights", "layer_names")? {
+        let g = group(path, &mw, &name)?;
+        let w = names_attr(path, &g, &name, "weight_names")?;
+        if !w.is_empty() {
+            saved.push((w, g));
+        }
+    }
+    let with_vars: Vec<&(String, Vec<Vec<usize>>)> =
+        wanted.iter().filter(|(_, s)| !s.is_empty()).collect();
+    if with_vars.len() != saved.len() {
+        return Err(KerasError::Value(format!(
+            "Layer count mismatch when loading weights from file. Model expected {} layers, found {} saved layers.",
+            with_vars.len(),
+            saved.len()
+        )));
+    }
+    let mut out = vec![vec![]; wanted.len()];
+    let slots = wanted
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, s))| !s.is_empty())
+        .map(|(i, _)| i);
+    for (k, (i, (names, g))) in slots.zip(&saved).enumerate() {
+        let (layer, shapes) = &wanted[i];
+        if shapes.len() != names.len() {
+            return Err(KerasError::Value(format!(
+                "Weight count mismatch for layer #{k} (named {layer}). Layer expects {} weights, but the saved weights have {} elements.",
+                shapes.len(),
+                names.len()
+            )));
+        }
+        for (shape, n) in shapes.iter().zip(names) {
+            let d = dataset(path, g, n)?;
+            out[i].push(HostArray::new(shape.clone(), read_f32(path, &d, n, shape)?));
+        }
+    }
+    Ok(out)
+}
+
+/// The optimizer's state of a graph from a legacy file, for trainable variables of
+/// `shapes` with `slots` slots each; `None` when the file holds none.
+pub fn decode_graph_optimizer(
+    path: &Path,
+    bytes: Vec<u8>,
+    shapes: &[Vec<usize>],
+    slots: usize,
+    optimizer: &str,
+) -> KResult<Option<crate::keras::replica::OptimizerState>> {
+    let file = super::open(path, bytes)?;
+    let Ok(og) = file.root().group("optimizer_weights") else {
+        return Ok(None);
+    };
+    let order = names_attr(path, &og, "optimizer_weights", "weight_names")?;
+    let expected = 2 + slots * shapes.len();
+    if order.len() != expected {
+        return Err(KerasError::Value(format!(
+            "The optimizer in the file holds {} variables and this model's {optimizer} needs {expected}.",
+            order.len()
+        )));
+    }
+    let first = order.first().map(String::as_str).unwrap_or_default();
+    let iterations = read_scalar_i64(path, &dataset(path, &og, first)?, first)?;
+    let mut all = Vec::with_capacity(shapes.len());
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut per = Vec::with_capacity(slots);
+        for k in 0..slots {
+            let name = order
+                .get(2 + i * slots + k)
+                .map(String::as_str)
+                .unwrap_or_default();
+            let data = read_f32(path, &dataset(path, &og, name)?, name, shape)?;
+            per.push(HostArray::new(shape.clone(), data));
+        }
+        all.push(per);
+    }
+    Ok(Some(crate::keras::replica::OptimizerState {
+        iterations: iterations.max(0) as u64,
+        slots: all,
+    }))
 }

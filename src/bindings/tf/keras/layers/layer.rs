@@ -709,7 +709,7 @@ fn tuple_value(v: &serde_json::Value) -> Value {
 }
 
 /// A JSON value as the Python value `json.loads` gives.
-fn json_value(v: &serde_json::Value) -> Value {
+pub(crate) fn json_value(v: &serde_json::Value) -> Value {
     match v {
         serde_json::Value::Null => Value::None,
         serde_json::Value::Bool(b) => Value::Bool(*b),
