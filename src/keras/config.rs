@@ -99,11 +99,15 @@ pub enum LayerKind {
         input_dim: usize,
         output_dim: usize,
         embeddings_initializer: Init,
+        /// Index 0 is padding: the layer's output carries a mask of the nonzero indices.
+        mask_zero: bool,
     },
     /// `SimpleRNN`, `LSTM` and `GRU`: they run on the op library only.
     Recurrent(super::recurrent::Recurrent),
     /// `Conv1D`: it runs on the op library only.
     Conv1D(super::conv1d::Conv1D),
+    /// `Bidirectional` around a recurrent layer: it runs on the op library only.
+    Bidirectional(Box<super::bidirectional::Bidirectional>),
 }
 
 impl LayerKind {
@@ -158,6 +162,7 @@ impl LayerKind {
             LayerKind::Embedding { .. } => "Embedding",
             LayerKind::Recurrent(r) => r.class_name(),
             LayerKind::Conv1D(_) => "Conv1D",
+            LayerKind::Bidirectional(_) => "Bidirectional",
         }
     }
 
@@ -178,6 +183,7 @@ impl LayerKind {
             LayerKind::Embedding { .. } => "embedding",
             LayerKind::Recurrent(r) => r.base_name(),
             LayerKind::Conv1D(_) => "conv1d",
+            LayerKind::Bidirectional(_) => "bidirectional",
         }
     }
 
@@ -190,6 +196,7 @@ impl LayerKind {
                 | LayerKind::Embedding { .. }
                 | LayerKind::Recurrent(_)
                 | LayerKind::Conv1D(_)
+                | LayerKind::Bidirectional(_)
         )
     }
 
@@ -471,6 +478,7 @@ impl ModelConfig {
                     input_dim,
                     output_dim,
                     embeddings_initializer,
+                    ..
                 } => {
                     let dims = vec![*input_dim, *output_dim];
                     let e = var(
@@ -494,6 +502,18 @@ impl ModelConfig {
                         }
                     }
                     (r.out_shape(&l.name, &shape)?, (None, None))
+                }
+                LayerKind::Bidirectional(b) => {
+                    positive(&l.name, "units", b.forward.units)?;
+                    positive(&l.name, "units", b.backward.units)?;
+                    for (scope, (name, vshape, init, fans)) in b.variables(&l.name, &shape)? {
+                        var(&mut plan, name, vshape, &init, fans)?;
+                        // `bidirectional/forward_lstm/lstm_cell/kernel`, as Keras names it.
+                        if let Some(v) = plan.vars.last_mut() {
+                            v.path = format!("{}/{}/{scope}/{name}", self.name, l.name);
+                        }
+                    }
+                    (b.out_shape(&l.name, &shape)?, (None, None))
                 }
                 LayerKind::Conv1D(c) => {
                     positive(&l.name, "filters", c.filters)?;

@@ -354,6 +354,7 @@ pub fn forward(
             }
             LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
             LayerKind::Conv1D(c) => return Err(c.not_on_engine()),
+            LayerKind::Bidirectional(b) => return Err(b.not_on_engine()),
         }
     }
     Ok(())
@@ -522,6 +523,7 @@ pub fn backward(
             }
             LayerKind::Recurrent(r) => return Err(r.not_on_engine()),
             LayerKind::Conv1D(c) => return Err(c.not_on_engine()),
+            LayerKind::Bidirectional(b) => return Err(b.not_on_engine()),
         }
     }
     Ok(())

@@ -23,6 +23,7 @@
 
 pub mod activations;
 pub mod bench;
+pub mod bidirectional;
 pub mod callbacks;
 pub mod cifar;
 pub mod compile;

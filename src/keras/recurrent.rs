@@ -22,6 +22,9 @@ pub struct Recurrent {
     pub return_sequences: bool,
     pub return_state: bool,
     pub go_backwards: bool,
+    /// A masked step outputs zeros instead of repeating the last output (`Bidirectional`
+    /// sets it on its layers when they return sequences).
+    pub zero_output_for_mask: bool,
     /// Accepted and kept for `get_config`: the steps run one by one either way.
     pub unroll: bool,
     pub kernel_initializer: Init,
@@ -46,6 +49,7 @@ impl Recurrent {
             return_sequences: false,
             return_state: false,
             go_backwards: false,
+            zero_output_for_mask: false,
             unroll: false,
             kernel_initializer: Init::GlorotUniform,
             recurrent_initializer: Init::Orthogonal { gain: 1.0 },
@@ -155,7 +159,7 @@ impl Recurrent {
         put("go_backwards", json!(self.go_backwards));
         put("stateful", json!(false));
         put("unroll", json!(self.unroll));
-        put("zero_output_for_mask", json!(false));
+        put("zero_output_for_mask", json!(self.zero_output_for_mask));
         put("units", json!(self.units));
         put("activation", json!(self.activation.keras_name()));
         if self.cell != Cell::Simple {
@@ -253,6 +257,7 @@ pub fn from_config(
         r.return_sequences = b("return_sequences", false);
         r.return_state = b("return_state", false);
         r.go_backwards = b("go_backwards", false);
+        r.zero_output_for_mask = b("zero_output_for_mask", false);
         r.unroll = b("unroll", false);
         r.unit_forget_bias = b("unit_forget_bias", true);
         r.kernel_initializer = init(c, "kernel_initializer", Init::GlorotUniform)?;

@@ -2,7 +2,8 @@
 //! pooling (`GlobalAveragePooling1D/2D`, `GlobalMaxPooling1D/2D`, `AveragePooling1D/2D`,
 //! `MaxPooling1D`),
 //! the rectifier layers (`ReLU`, `LeakyReLU`, `ELU`), `Rescaling`, and the rearranging
-//! layers (`RepeatVector`, `Permute`, `UpSampling2D`, `ZeroPadding2D`): their arguments, their shape rule (shapes here never
+//! layers (`RepeatVector`, `Permute`, `UpSampling2D`, `ZeroPadding2D`), and `Masking` (its
+//! mask is the bindings' concern): their arguments, their shape rule (shapes here never
 //! include the batch axis) and the layer-specific part of their `get_config()`. The
 //! arithmetic is the op library's (`ops::global_pool`, `ops::pool1d`, `ops::keras_relu`,
 //! `ops::keras_elu`, `ops::upsample_nearest`, `ops::zero_pad2d`); the compiled engine does not run these layers.
@@ -60,6 +61,10 @@ pub enum Stateless {
     ZeroPadding2D {
         padding: ((usize, usize), (usize, usize)),
     },
+    /// Zeros every step whose features all equal `mask_value`, and masks it.
+    Masking {
+        mask_value: f64,
+    },
 }
 
 impl Stateless {
@@ -87,6 +92,7 @@ impl Stateless {
             Stateless::Permute { .. } => "Permute",
             Stateless::UpSampling2D { .. } => "UpSampling2D",
             Stateless::ZeroPadding2D { .. } => "ZeroPadding2D",
+            Stateless::Masking { .. } => "Masking",
         }
     }
 
@@ -114,6 +120,7 @@ impl Stateless {
             Stateless::Permute { .. } => "permute",
             Stateless::UpSampling2D { .. } => "up_sampling2d",
             Stateless::ZeroPadding2D { .. } => "zero_padding2d",
+            Stateless::Masking { .. } => "masking",
         }
     }
 
@@ -182,7 +189,8 @@ impl Stateless {
             Stateless::ReLU { .. }
             | Stateless::LeakyReLU { .. }
             | Stateless::ELU { .. }
-            | Stateless::Rescaling { .. } => shape.to_vec(),
+            | Stateless::Rescaling { .. }
+            | Stateless::Masking { .. } => shape.to_vec(),
             Stateless::RepeatVector { n } => {
                 vec![*n, shape.first().copied().unwrap_or(1)]
             }
@@ -243,6 +251,7 @@ pub fn config_json(s: &Stateless) -> serde_json::Value {
         Stateless::ZeroPadding2D {
             padding: ((t, b), (l, r)),
         } => json!({"padding": [[t, b], [l, r]], "data_format": "channels_last"}),
+        Stateless::Masking { mask_value } => json!({ "mask_value": mask_value }),
     }
 }
 
@@ -326,6 +335,9 @@ pub fn from_config(class: &str, c: &serde_json::Value) -> Option<KResult<Statele
         "UpSampling2D" => Stateless::UpSampling2D {
             size: pair(&sizes("size"), (2, 2)),
         },
+        "Masking" => Stateless::Masking {
+            mask_value: f("mask_value", 0.0),
+        },
         "ZeroPadding2D" => {
             let rows: Vec<Vec<usize>> = c
                 .get("padding")
@@ -368,6 +380,7 @@ pub const CLASSES: &[&str] = &[
     "Permute",
     "UpSampling2D",
     "ZeroPadding2D",
+    "Masking",
 ];
 
 #[cfg(test)]
@@ -423,6 +436,7 @@ mod tests {
             Stateless::ZeroPadding2D {
                 padding: ((1, 0), (0, 2)),
             },
+            Stateless::Masking { mask_value: 1.5 },
         ]);
         out
     }

@@ -68,6 +68,7 @@ mod graph;
 mod index;
 mod linalg;
 mod loss;
+mod mask;
 mod normalization;
 mod op;
 mod optimizer;
@@ -104,6 +105,7 @@ pub use graph::{
 pub use index::{gather, one_hot, slice, strided_slice, IndexOp, SliceItem};
 pub use linalg::{matmul, MatMul};
 pub use loss::{loss, Loss};
+pub use mask::{masked_mean_steps, masking, nonzero_mask};
 pub use normalization::{batch_normalization, moments};
 pub use op::{CustomOp, Op, Outputs, Saved};
 pub use optimizer::{apply_update, ApplyUpdate};

@@ -60,6 +60,9 @@ pub struct Recurrence<'a> {
     pub go_backwards: bool,
     /// The output at every step `(batch, time, units)` rather than the last `(batch, units)`.
     pub return_sequences: bool,
+    /// A masked step outputs zeros rather than repeating the output before it (Keras's
+    /// `zero_output_for_mask`, which `Bidirectional` turns on for sequences).
+    pub zero_output_for_mask: bool,
 }
 
 /// The weights of one cell: `kernel (features, gates * units)`, `recurrent_kernel (units,
@@ -76,8 +79,10 @@ fn bad(message: String) -> OpError {
 }
 
 /// Runs `r` over `x (batch, time, features)`; `initial` holds the starting states (zeros
-/// when empty) and `mask (batch, time)` of bools keeps the state and output of a masked
-/// step as they were. Returns the output and the final states.
+/// when empty) and `mask (batch, time)` of bools keeps the states of a masked step as they
+/// were, while its output repeats the output before it (zeros before the first step), or
+/// is zeros with `zero_output_for_mask`, as Keras's TensorFlow backend computes them.
+/// Returns the output (the last step's output, or every step's) and the final states.
 pub fn recurrence(
     e: &mut Eager,
     r: &Recurrence,
@@ -178,6 +183,8 @@ pub fn recurrence(
         _ => None,
     };
     let mut outputs = Vec::with_capacity(time);
+    // The output before the step, which a masked step repeats; Keras starts it at zeros.
+    let mut last: Option<Tensor> = None;
     for (xp, m) in inputs.iter().zip(&masks) {
         let new = step(
             e,
@@ -188,22 +195,34 @@ pub fn recurrence(
             recurrent_bias.as_ref(),
             split_kernel.as_ref(),
         )?;
-        states = match m {
-            Some(m) => new
-                .iter()
-                .zip(&states)
-                .map(|(n, old)| select(e, m, n, old))
-                .collect::<OpResult<_>>()?,
-            None => new,
+        let out = match m {
+            Some(m) => {
+                let held = match (&last, r.zero_output_for_mask) {
+                    (Some(prev), false) => prev.clone(),
+                    _ => zeros_like(e, &new[0])?,
+                };
+                let out = select(e, m, &new[0], &held)?;
+                states = new
+                    .iter()
+                    .zip(&states)
+                    .map(|(n, old)| select(e, m, n, old))
+                    .collect::<OpResult<_>>()?;
+                out
+            }
+            None => {
+                states = new;
+                states[0].clone()
+            }
         };
         if r.return_sequences {
-            outputs.push(states[0].clone());
+            outputs.push(out.clone());
         }
+        last = Some(out);
     }
-    let out = if r.return_sequences {
-        stack(e, &outputs, 1)?
-    } else {
-        states[0].clone()
+    let out = match (r.return_sequences, last) {
+        (true, _) => stack(e, &outputs, 1)?,
+        (false, Some(l)) => l,
+        (false, None) => states[0].clone(),
     };
     Ok((out, states))
 }

@@ -22,7 +22,23 @@ pub fn op_err(e: OpError) -> PyErr {
 
 /// A `tf.Tensor` for an op-library tensor (same identity).
 pub fn wrap(t: ops::Tensor) -> Value {
-    Value::native(Tensor { tensor: t })
+    Value::native(Tensor {
+        tensor: t,
+        keras_mask: None,
+    })
+}
+
+/// A `tf.Tensor` carrying Keras's mask (`_keras_mask`) when there is one.
+pub fn wrap_masked(t: ops::Tensor, mask: Option<ops::Tensor>) -> Value {
+    Value::native(Tensor {
+        tensor: t,
+        keras_mask: mask,
+    })
+}
+
+/// The Keras mask a value carries (`_keras_mask` of a tensor), if any.
+pub fn keras_mask_of(v: &Value) -> Option<ops::Tensor> {
+    v.downcast::<Tensor>().and_then(|t| t.keras_mask.clone())
 }
 
 /// Runs `f` in the session's execution context and returns what it computed.

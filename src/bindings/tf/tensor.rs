@@ -24,6 +24,9 @@ use crate::tensor::{repr_array, str_array, DType, NdArray};
 /// An eager tensor.
 pub struct Tensor {
     pub tensor: ops::Tensor,
+    /// Keras's mask (`_keras_mask`, bool `(batch, time)`) when a layer that makes or passes
+    /// one produced this tensor; the next layer's call reads it as TF's Keras does.
+    pub keras_mask: Option<ops::Tensor>,
 }
 
 /// The text TF shows for an array inside a tensor's str/repr: numpy's str (or repr), a
@@ -344,6 +347,10 @@ impl Object for Tensor {
                     _ => {}
                 }
             }
+        }
+        if name == "_keras_mask" {
+            // TF's EagerTensor has the attribute only once Keras set it.
+            return Ok(self.keras_mask.clone().map(wrap));
         }
         Ok(array_attr::<Tensor>(this, self.tensor.value(), name, |t| {
             t.tensor.value().clone()

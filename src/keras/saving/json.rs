@@ -104,12 +104,14 @@ pub fn kind_config(kind: &LayerKind) -> Value {
             input_dim,
             output_dim,
             embeddings_initializer,
+            mask_zero,
         } => json!({"input_dim": input_dim, "output_dim": output_dim,
             "embeddings_initializer": init_json(embeddings_initializer),
             "embeddings_regularizer": null, "activity_regularizer": null,
-            "embeddings_constraint": null, "mask_zero": false, "quantization_config": null}),
+            "embeddings_constraint": null, "mask_zero": mask_zero, "quantization_config": null}),
         LayerKind::Recurrent(r) => r.config_json(init_json),
         LayerKind::Conv1D(c) => c.config_json(init_json),
+        LayerKind::Bidirectional(b) => b.config_json(init_json),
     }
 }
 
@@ -413,27 +415,24 @@ pub(super) fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
             seed: c.get("seed").and_then(Value::as_u64),
         },
         "Activation" => LayerKind::Activation(act("activation")?),
-        "Embedding" => {
-            if flag(c, "mask_zero", false) {
-                return Err(KerasError::Value(
-                    "Embedding(mask_zero=True) is not supported here".into(),
-                ));
-            }
-            LayerKind::Embedding {
-                input_dim: uint(c, "input_dim")?,
-                output_dim: uint(c, "output_dim")?,
-                embeddings_initializer: init(
-                    c,
-                    "embeddings_initializer",
-                    Init::RandomUniform {
-                        minval: -0.05,
-                        maxval: 0.05,
-                    },
-                )?,
-            }
-        }
+        "Embedding" => LayerKind::Embedding {
+            mask_zero: flag(c, "mask_zero", false),
+            input_dim: uint(c, "input_dim")?,
+            output_dim: uint(c, "output_dim")?,
+            embeddings_initializer: init(
+                c,
+                "embeddings_initializer",
+                Init::RandomUniform {
+                    minval: -0.05,
+                    maxval: 0.05,
+                },
+            )?,
+        },
         "Softmax" => LayerKind::Softmax,
         "Conv1D" => LayerKind::Conv1D(crate::keras::conv1d::from_config(c, init)?),
+        "Bidirectional" => {
+            LayerKind::Bidirectional(Box::new(crate::keras::bidirectional::from_config(c, init)?))
+        }
         "BatchNormalization" | "LayerNormalization" => {
             match crate::keras::norm::from_config(class, c, init) {
                 Some(n) => LayerKind::Norm(n?),
@@ -468,6 +467,7 @@ pub(super) fn layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
                     "Activation",
                     "Softmax",
                     "Embedding",
+                    "Bidirectional",
                 ];
                 known.extend(MergeOp::CLASSES);
                 known.extend(crate::keras::norm::CLASSES);

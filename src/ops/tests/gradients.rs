@@ -628,6 +628,7 @@ fn recurrent_cells_through_time() {
                     recurrent_activation: &sigmoid,
                     go_backwards: backwards,
                     return_sequences: sequences,
+                    zero_output_for_mask: false,
                 };
                 let w = CellWeights {
                     kernel: &x[1],

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use super::super::convert::{tensor_of, variable_in};
 use super::super::distribute::Strategy;
-use super::super::eager::{context, op_err, wrap};
+use super::super::eager::{context, keras_mask_of, op_err, wrap};
 use super::layers::base::ensure_core;
 use super::layers::call::call_layer;
 use super::layers::handle::{layer_weights, LayerHandle};
@@ -212,13 +212,29 @@ impl<'a> OpTrainer<'a> {
 
     /// Every output of a model with several on `x`, in output order.
     fn forward_all(&self, x: &Value, training: bool, ctx: &mut dyn Ctx) -> PyResult<Vec<Tensor>> {
+        let outs = self.forward_masked(x, training, ctx)?;
+        Ok(outs.into_iter().map(|(t, _)| t).collect())
+    }
+
+    /// Every output on `x` (one for a model of one output) with the Keras mask it carries,
+    /// which the loss reads as Keras's does.
+    fn forward_masked(
+        &self,
+        x: &Value,
+        training: bool,
+        ctx: &mut dyn Ctx,
+    ) -> PyResult<Vec<(Tensor, Option<Tensor>)>> {
         let args = Args::new(vec![x.clone()]).with_kw("training", Value::Bool(training));
         let out = call_layer(&self.model.this, args, ctx)?;
         let items = match &out {
             Value::Dict(d) => d.borrow().items().map(|(_, v)| v.clone()).collect(),
-            other => other.as_seq().unwrap_or_else(|| vec![other.clone()]),
+            Value::List(_) | Value::Tuple(_) => out.as_seq().unwrap_or_default(),
+            other => vec![other.clone()],
         };
-        items.iter().map(|t| tensor_of(t, ctx)).collect()
+        items
+            .iter()
+            .map(|t| Ok((tensor_of(t, ctx)?, keras_mask_of(t))))
+            .collect()
     }
 
     /// Loss and metric sums of one replica's share, and (when `sources`) the gradients of
@@ -273,15 +289,20 @@ impl<'a> OpTrainer<'a> {
         let targets = split_rows(y, rows, &widths);
         let xt = self.inputs(x, rows)?;
         let ((outs, head_sums, factors), grads) = recorded(sources, ctx, |recording, ctx| {
-            let outs = match compile.heads.is_empty() {
-                true => vec![self.forward(&xt, recording, ctx)?],
-                false => self.forward_all(&xt, recording, ctx)?,
-            };
+            let masked = self.forward_masked(&xt, recording, ctx)?;
+            let outs: Vec<Tensor> = masked.iter().map(|(t, _)| t.clone()).collect();
+            let masks: Vec<Option<Tensor>> = masked.into_iter().map(|(_, m)| m).collect();
+            let replicas = self.replicas();
             let e = context(ctx);
             let mut head_sums = Vec::with_capacity(heads.len());
             let mut factors = Vec::with_capacity(heads.len());
             let mut total: Option<Tensor> = None;
-            for ((h, out), (t, w)) in heads.iter().zip(&outs).zip(targets.iter().zip(&widths)) {
+            for (i, ((h, out), (t, w))) in heads
+                .iter()
+                .zip(&outs)
+                .zip(targets.iter().zip(&widths))
+                .enumerate()
+            {
                 // The output's shape, else one label per example (a sparse loss reads
                 // `[rows]`), else a row of `w` values.
                 let mut shape = vec![rows];
@@ -314,14 +335,39 @@ impl<'a> OpTrainer<'a> {
                 };
                 // A loss of several values per example (a sequence's) counts as their mean.
                 let per_factor = (per.size() / rows.max(1)).max(1);
-                let sum = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
-                let scale = f64::from(h.weight) / (global.max(1) * per_factor) as f64;
-                let scaled = ops::scale(e, &sum, scale).map_err(op_err)?;
+                let mask = masks.get(i).cloned().flatten();
+                let (scaled, s) = match mask.filter(|m| m.shape() == per.shape()) {
+                    // Keras's masked loss is the mean over the values the output's mask
+                    // keeps in this share (zero when it keeps none), divided by the
+                    // replicas as TF's strategy divides every loss; it is logged as that
+                    // mean for each of the share's rows.
+                    Some(m) => {
+                        let weights = ops::cast(e, &m, per.dtype()).map_err(op_err)?;
+                        let kept = ops::mul(e, &per, &weights).map_err(op_err)?;
+                        let sum = ops::reduce_sum(e, &kept, None, false).map_err(op_err)?;
+                        let valid: f64 = weights.value().to_f64_vec().1.iter().sum();
+                        let mean = if valid > 0.0 { 1.0 / valid } else { 0.0 };
+                        let scale = f64::from(h.weight) * mean / replicas.max(1) as f64;
+                        let logged: f64 = kept.value().to_f64_vec().1.iter().sum::<f64>() * mean;
+                        (
+                            ops::scale(e, &sum, scale).map_err(op_err)?,
+                            logged * rows as f64,
+                        )
+                    }
+                    None => {
+                        let sum = ops::reduce_sum(e, &per, None, false).map_err(op_err)?;
+                        let scale = f64::from(h.weight) / (global.max(1) * per_factor) as f64;
+                        let logged: f64 = per.value().to_f64_vec().1.iter().sum::<f64>();
+                        (
+                            ops::scale(e, &sum, scale).map_err(op_err)?,
+                            logged / per_factor as f64,
+                        )
+                    }
+                };
                 total = Some(match total {
                     None => scaled,
                     Some(acc) => ops::add(e, &acc, &scaled).map_err(op_err)?,
                 });
-                let s: f64 = per.value().to_f64_vec().1.iter().sum::<f64>() / per_factor as f64;
                 head_sums.push(s);
                 factors.push(per_factor as f64);
             }

@@ -190,16 +190,31 @@ impl Walk {
             .partition(|w| keras_variable(w).is_some_and(|k| k.trainable()));
         let vars: Vec<Value> = trainable.into_iter().chain(frozen).collect();
         let name = h.core().name();
-        let cell = v.downcast::<LayerObj>().and_then(|l| match l.kind() {
-            Some(LayerKind::Recurrent(r)) => Some(r.cell_scope()),
-            _ => None,
-        });
-        match cell {
-            Some(scope) => {
+        match v.downcast::<LayerObj>().and_then(|l| l.kind().cloned()) {
+            Some(LayerKind::Recurrent(r)) => {
                 self.push(path.clone(), name, vec![], v);
-                self.push(join(&path, "cell"), scope.to_string(), vars, v);
+                self.push(join(&path, "cell"), r.cell_scope().to_string(), vars, v);
             }
-            None => self.push(path.clone(), name, vars, v),
+            Some(LayerKind::Bidirectional(b)) => {
+                // Each direction is a recurrent layer with its variables in its cell.
+                self.push(path.clone(), name, vec![], v);
+                let n = (2 + usize::from(b.forward.use_bias)).min(vars.len());
+                let (fwd, bwd) = vars.split_at(n);
+                for (sub, r, own, part) in [
+                    ("forward_layer", &b.forward, &b.forward_name, fwd),
+                    ("backward_layer", &b.backward, &b.backward_name, bwd),
+                ] {
+                    let at = join(&path, sub);
+                    self.push(at.clone(), own.clone(), vec![], v);
+                    self.push(
+                        join(&at, "cell"),
+                        r.cell_scope().to_string(),
+                        part.to_vec(),
+                        v,
+                    );
+                }
+            }
+            _ => self.push(path.clone(), name, vars, v),
         }
         let mut attrs = vec![];
         if let Some(m) = h.model_value().and_then(|mv| mv.downcast::<ModelObj>()) {

@@ -40,6 +40,12 @@ fn vars_group(b: &mut GroupBuilder, name: &str) -> GroupBuilder {
     vars
 }
 
+/// How many of a Bidirectional's variables belong to its forward layer (kernel, recurrent
+/// kernel, and a bias when it has one).
+fn forward_count(b: &crate::keras::bidirectional::Bidirectional) -> usize {
+    2 + usize::from(b.forward.use_bias)
+}
+
 fn shape_u64(shape: &[usize]) -> Vec<u64> {
     shape.iter().map(|&d| d as u64).collect()
 }
@@ -76,6 +82,39 @@ pub fn encode(
     }
     for (i, (spec, key)) in config.layers.iter().zip(layer_keys(config)).enumerate() {
         let mut g = layers.create_group(&key);
+        if let LayerKind::Bidirectional(b) = &spec.kind {
+            // Each direction is a recurrent layer of its own: `layers/bidirectional/
+            // forward_layer/cell/vars/0`, every `vars` above the cells empty.
+            let own = vars_group(&mut g, &spec.name);
+            g.add_group(own.finish());
+            let mine: Vec<_> = plan
+                .vars
+                .iter()
+                .zip(weights)
+                .filter(|(v, _)| v.layer == i)
+                .collect();
+            let (fwd, bwd) = mine.split_at(forward_count(b).min(mine.len()));
+            for (sub, r, name, part) in [
+                ("forward_layer", &b.forward, &b.forward_name, fwd),
+                ("backward_layer", &b.backward, &b.backward_name, bwd),
+            ] {
+                let mut s = g.create_group(sub);
+                let v = vars_group(&mut s, name);
+                s.add_group(v.finish());
+                let mut cell = s.create_group("cell");
+                let mut vars = vars_group(&mut cell, r.cell_scope());
+                for (k, (v, w)) in part.iter().enumerate() {
+                    vars.create_dataset(&k.to_string())
+                        .with_f32_data(&w.data)
+                        .with_shape(&shape_u64(&v.shape));
+                }
+                cell.add_group(vars.finish());
+                s.add_group(cell.finish());
+                g.add_group(s.finish());
+            }
+            layers.add_group(g.finish());
+            continue;
+        }
         // A recurrent layer's variables belong to its cell: `layers/lstm/cell/vars/0`, the
         // layer's own `vars` empty.
         let mut cell = match &spec.kind {
@@ -136,17 +175,26 @@ pub fn decode(
             *n += 1;
             *n - 1
         });
-        let in_cell = matches!(
-            config.layers.get(v.layer).map(|l| &l.kind),
-            Some(LayerKind::Recurrent(_))
-        );
-        let vars = group(path, &layers, key).and_then(|g| {
-            if in_cell {
-                group(path, &g, "cell").and_then(|c| group(path, &c, "vars"))
-            } else {
-                group(path, &g, "vars")
+        let kind = config.layers.get(v.layer).map(|l| &l.kind);
+        let cell =
+            |g: &hdf5_pure::Group| group(path, g, "cell").and_then(|c| group(path, &c, "vars"));
+        let (vars, k) = match kind {
+            Some(LayerKind::Recurrent(_)) => (group(path, &layers, key).and_then(|g| cell(&g))?, k),
+            Some(LayerKind::Bidirectional(b)) => {
+                let n = forward_count(b);
+                let (sub, k) = if k < n {
+                    ("forward_layer", k)
+                } else {
+                    ("backward_layer", k - n)
+                };
+                let g = group(path, &layers, key).and_then(|g| group(path, &g, sub))?;
+                (cell(&g)?, k)
             }
-        })?;
+            _ => (
+                group(path, &layers, key).and_then(|g| group(path, &g, "vars"))?,
+                k,
+            ),
+        };
         let d = dataset(path, &vars, &k.to_string())?;
         weights.push(HostArray::new(
             v.shape.clone(),

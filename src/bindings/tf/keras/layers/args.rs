@@ -864,6 +864,14 @@ pub fn rescaling(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     Ok(make(LayerKind::Stateless(kind), b, ctx))
 }
 
+/// `Masking(mask_value=0.0)`.
+pub fn masking(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind("Masking", args, &["mask_value"], 0)?;
+    let mask_value = float_arg(&b.own[0], 0.0)?;
+    let kind = Stateless::Masking { mask_value };
+    Ok(make(LayerKind::Stateless(kind), b, ctx))
+}
+
 /// Keras's check of an Embedding's size argument: an `int` above zero.
 fn embedding_size(v: Option<&Value>, what: &str) -> PyResult<usize> {
     let v = v.unwrap_or(&Value::None);
@@ -918,19 +926,59 @@ pub fn embedding(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         ],
         &s[3..5].iter().chain(&s[6..8]).cloned().collect::<Vec<_>>(),
     )?;
-    // A mask travels with the tensor to the layers after it in Keras; nothing here
-    // carries one, so asking for it is refused rather than silently ignored.
-    if flag_arg(&s[5], false)? {
-        return Err(PyErr::not_implemented(
-            "Embedding(mask_zero=True) is not supported here",
-        ));
-    }
     let kind = LayerKind::Embedding {
+        mask_zero: flag_arg(&s[5], false)?,
         input_dim,
         output_dim,
         embeddings_initializer: engine_init(given(&s[2]), Init::parse("uniform").map_err(kerr)?)?,
     };
     Ok(make(kind, b, ctx))
+}
+
+/// The recurrent layer (and its name) a `Bidirectional` argument holds.
+fn wrapped_recurrent(v: &Value, what: &str) -> PyResult<(Recurrent, String)> {
+    let l = v.downcast::<LayerObj>().ok_or_else(|| {
+        PyErr::value_error(format!(
+            "Please initialize `Bidirectional` layer with a `keras.layers.Layer` instance. Received: {what}={}",
+            v.type_name()
+        ))
+    })?;
+    match l.kind() {
+        Some(LayerKind::Recurrent(r)) => Ok((r.clone(), l.core.name())),
+        _ => Err(PyErr::not_implemented(format!(
+            "Bidirectional wraps SimpleRNN, LSTM and GRU layers here, not {}",
+            l.class_name()
+        ))),
+    }
+}
+
+/// `Bidirectional(layer, merge_mode='concat', weights=None, backward_layer=None)`: the
+/// forward copy and the backward one (made from `layer` with `go_backwards` flipped, or
+/// `backward_layer`), as Keras makes them; `weights` is refused.
+pub fn bidirectional(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+    let b = bind(
+        "Bidirectional",
+        args,
+        &["layer", "merge_mode", "weights", "backward_layer"],
+        1,
+    )?;
+    let s = &b.own;
+    let (layer, name) = wrapped_recurrent(s[0].as_ref().unwrap_or(&Value::None), "layer")?;
+    let merge_mode = match &s[1] {
+        None => Some(crate::keras::bidirectional::MergeMode::Concat),
+        Some(Value::None) => None,
+        Some(v) => {
+            crate::keras::bidirectional::MergeMode::parse(Some(v.as_str()?)).map_err(kerr)?
+        }
+    };
+    refuse_given("Bidirectional", &["weights"], &s[2..3])?;
+    let backward = match given(&s[3]) {
+        Some(v) => Some(wrapped_recurrent(v, "backward_layer")?),
+        None => None,
+    };
+    let kind = crate::keras::bidirectional::Bidirectional::new(&layer, &name, backward, merge_mode)
+        .map_err(kerr)?;
+    Ok(make(LayerKind::Bidirectional(Box::new(kind)), b, ctx))
 }
 
 /// Keras's check of a recurrent layer's `units`: an `int` above zero.
@@ -995,6 +1043,7 @@ fn recurrent(args: &Args, ctx: &mut dyn Ctx, cell: ops::Cell) -> PyResult<Value>
         "go_backwards",
         "stateful",
         "unroll",
+        "zero_output_for_mask",
     ]);
     if matches!(cell, ops::Cell::Gru { .. }) {
         own.push("reset_after");
@@ -1028,6 +1077,7 @@ fn recurrent(args: &Args, ctx: &mut dyn Ctx, cell: ops::Cell) -> PyResult<Value>
     r.return_sequences = flag_arg(&at("return_sequences"), false)?;
     r.return_state = flag_arg(&at("return_state"), false)?;
     r.go_backwards = flag_arg(&at("go_backwards"), false)?;
+    r.zero_output_for_mask = flag_arg(&at("zero_output_for_mask"), false)?;
     r.unroll = flag_arg(&at("unroll"), false)?;
     let values: Vec<Option<Value>> = refused.iter().map(|&k| at(k)).collect();
     refuse_given(cls, refused, &values)?;

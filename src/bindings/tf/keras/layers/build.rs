@@ -23,10 +23,21 @@ pub fn shape_from(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Dims> {
         .ok_or_else(|| PyErr::value_error("build() needs an input shape of known rank"))
 }
 
-/// The plan of `kind` alone on inputs of `input` (unknown sizes planned as 1: a layer's
-/// variables depend only on its channels).
+/// The plan of `kind` alone on inputs of `input`. A layer's variables depend only on its
+/// channels, so an unknown size is planned as the least the layer's window needs (one
+/// step, or a convolution's or pooling's whole window, which a valid padding would
+/// otherwise refuse); the output keeps it unknown (`out_dims`).
 fn single_plan(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResult<Plan> {
-    let features: Vec<usize> = input.iter().skip(1).map(|d| d.unwrap_or(1)).collect();
+    let least = match kind {
+        LayerKind::Conv1D(c) => (c.kernel_size.saturating_sub(1))
+            .saturating_mul(c.dilation_rate)
+            .saturating_add(1),
+        LayerKind::Stateless(Stateless::Pool { pool_size, .. }) => pool_size.0.max(pool_size.1),
+        LayerKind::Conv2D { kernel_size, .. } => kernel_size.0.max(kernel_size.1),
+        LayerKind::MaxPooling2D { pool_size, .. } => pool_size.0.max(pool_size.1),
+        _ => 1,
+    };
+    let features: Vec<usize> = input.iter().skip(1).map(|d| d.unwrap_or(least)).collect();
     let cfg = ModelConfig {
         name: String::new(),
         input_shape: features,
@@ -88,6 +99,17 @@ pub fn out_dims(name: &str, kind: &LayerKind, input: &[Option<usize>]) -> PyResu
                 out.push(rest.first().copied().flatten());
             }
             out.push(Some(r.units));
+        }
+        LayerKind::Bidirectional(b) => {
+            if b.merge_mode.is_none() || b.forward.return_state {
+                return Err(PyErr::not_implemented(
+                    "Bidirectional(merge_mode=None) and return_state=True are supported on tensors here, not in a functional model or summary",
+                ));
+            }
+            if b.return_sequences() {
+                out.push(rest.first().copied().flatten());
+            }
+            out.push(planned.last().copied());
         }
         LayerKind::Embedding { output_dim, .. } => {
             out.extend(rest.iter().copied());

@@ -9,7 +9,7 @@
 //! functional graph instead (`symbolic.rs`).
 
 use super::super::super::convert::tensor_of;
-use super::super::super::eager::{run, wrap};
+use super::super::super::eager::{run, wrap, wrap_masked};
 use super::super::super::tensor::Tensor;
 use super::super::super::TfState;
 use super::super::model::ModelObj;
@@ -28,6 +28,8 @@ pub struct CallArgs {
     /// Positional arguments after the inputs.
     pub extra: Vec<Value>,
     pub training: Option<bool>,
+    /// The `mask=` argument, when one was given (not `None`).
+    pub mask: Option<Value>,
     /// Keyword arguments other than `inputs`, `training` and `mask`.
     pub kwargs: Vec<(String, Value)>,
 }
@@ -37,6 +39,7 @@ impl CallArgs {
         let mut pos = args.pos.into_iter();
         let mut inputs = pos.next();
         let mut training = None;
+        let mut mask = None;
         let mut kwargs = vec![];
         for (k, v) in args.kw {
             match k.as_str() {
@@ -47,7 +50,7 @@ impl CallArgs {
                         other => Some(other.as_bool_strict()?),
                     }
                 }
-                "mask" => {}
+                "mask" => mask = Some(v).filter(|v| !v.is_none()),
                 _ => kwargs.push((k, v)),
             }
         }
@@ -58,6 +61,7 @@ impl CallArgs {
             inputs,
             extra: pos.collect(),
             training,
+            mask,
             kwargs,
         })
     }
@@ -299,6 +303,23 @@ fn run_call(
             })?;
             let weights = h.core.weights.borrow().clone();
             let trainable = h.core.trainable.get();
+            let explicit = match &call.mask {
+                Some(m) => Some(tensor_of(m, ctx)?),
+                None => None,
+            };
+            let previous = super::mask::previous_mask(&call.inputs, explicit);
+            let out_mask = run(ctx, |e| {
+                super::mask::output_mask(e, kind, &t, previous.as_ref())
+            })?;
+            if let LayerKind::Bidirectional(b) = kind {
+                let outs =
+                    super::eager::bidirectional_call(b, &weights, &t, previous.as_ref(), ctx)?;
+                let mut outs = outs.into_iter().map(|o| wrap_masked(o, out_mask.clone()));
+                return Ok(match b.merge_mode {
+                    None => Value::tuple(outs.collect()),
+                    Some(_) => outs.next().unwrap_or(Value::None),
+                });
+            }
             if let LayerKind::Recurrent(r) = kind {
                 // `initial_state` by keyword or as the second positional argument.
                 let given = call
@@ -318,15 +339,35 @@ fn run_call(
                     },
                     None => vec![],
                 };
-                let outs = super::eager::recurrent_call(r, &weights, &t, &initial, ctx)?;
-                let mut outs = outs.into_iter().map(wrap);
+                let outs = super::eager::recurrent_call(
+                    r,
+                    &weights,
+                    &t,
+                    &initial,
+                    previous.as_ref(),
+                    ctx,
+                )?;
+                // Only the output carries the mask; the states carry none.
+                let mut outs = outs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, o)| wrap_masked(o, out_mask.clone().filter(|_| i == 0)));
                 return Ok(if r.return_state {
                     Value::tuple(outs.collect())
                 } else {
                     outs.next().unwrap_or(Value::None)
                 });
             }
-            super::eager::forward(kind, &weights, &t, training, trainable, ctx).map(wrap)
+            super::eager::forward(
+                kind,
+                &weights,
+                &t,
+                previous.as_ref(),
+                training,
+                trainable,
+                ctx,
+            )
+            .map(|y| wrap_masked(y, out_mask))
         }
         HandleKind::Model(m) if !h.is_subclass() => match m.downcast::<ModelObj>() {
             Some(model) => model.call_on(m, x, training, ctx),

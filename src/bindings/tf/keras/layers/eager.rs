@@ -8,6 +8,7 @@
 use super::super::super::convert::variable_in;
 use super::super::super::eager::{context, run};
 use super::super::super::random::seeds;
+use crate::keras::bidirectional::{Bidirectional, MergeMode};
 use crate::keras::norm::Norm;
 use crate::keras::recurrent::Recurrent;
 use crate::keras::{Act, LayerKind, Padding, Stateless};
@@ -55,11 +56,13 @@ pub fn activate(e: &mut Eager, act: Act, x: &Tensor) -> OpResult<Tensor> {
 /// `kind` applied to `x` with the layer's `weights` (Keras variables, read as the running
 /// code sees them: a replica's copy inside a replica's step). `trainable` is the layer's
 /// flag: a batch normalization that does not train uses its moving statistics even in
-/// training, as Keras's does.
+/// training, as Keras's does. `mask` is the Keras mask `x` carries, which a recurrent
+/// layer and a global average pooling read.
 pub fn forward(
     kind: &LayerKind,
     weights: &[Value],
     x: &Tensor,
+    mask: Option<&Tensor>,
     training: bool,
     trainable: bool,
     ctx: &mut dyn Ctx,
@@ -137,6 +140,17 @@ pub fn forward(
         // A merge reads several tensors: `merge.rs` runs it.
         LayerKind::Merge(_) => Ok(x.clone()),
         LayerKind::Norm(n) => normalize(e, n, &read, &vars, x, training && trainable),
+        LayerKind::Stateless(Stateless::GlobalPool {
+            max: false,
+            rank: 1,
+            keepdims,
+        }) if mask.is_some() => match mask {
+            Some(m) => ops::masked_mean_steps(e, x, m, *keepdims),
+            None => Ok(x.clone()),
+        },
+        LayerKind::Stateless(Stateless::Masking { mask_value }) => {
+            Ok(ops::masking(e, x, *mask_value)?.0)
+        }
         LayerKind::Stateless(s) => stateless(e, s, x),
         LayerKind::Embedding { .. } => {
             // Keras casts any other input to int32 first, then takes the rows.
@@ -150,9 +164,47 @@ pub fn forward(
             }
         }
         LayerKind::Recurrent(r) => {
-            let (y, _) = recurrence(e, r, &read, x, &[])?;
+            let (y, _) = recurrence(e, r, &read, x, &[], mask)?;
             Ok(y)
         }
+        LayerKind::Bidirectional(b) => {
+            let mut outs = bidirectional(e, b, &read, x, mask)?;
+            Ok(outs.swap_remove(0))
+        }
+    })
+}
+
+/// A `Bidirectional` over `x`: the forward layer with the first half of `read`, the
+/// backward one with the rest, both under `mask`; the backward sequence is flipped back
+/// into time order and the two merged as `merge_mode` says (both returned for `None`).
+pub fn bidirectional(
+    e: &mut Eager,
+    b: &Bidirectional,
+    read: &[Tensor],
+    x: &Tensor,
+    mask: Option<&Tensor>,
+) -> OpResult<Vec<Tensor>> {
+    let n = (2 + usize::from(b.forward.use_bias)).min(read.len());
+    let (fwd, bwd) = read.split_at(n);
+    let (y, _) = recurrence(e, &b.forward, fwd, x, &[], mask)?;
+    let (mut y_rev, _) = recurrence(e, &b.backward, bwd, x, &[], mask)?;
+    if b.return_sequences() {
+        // Keras's `ops.flip(y_rev, axis=1)`: a strided slice with step -1 on the steps.
+        let spec = [
+            ops::SliceItem::Range(None, None, None),
+            ops::SliceItem::Range(None, None, Some(-1)),
+        ];
+        y_rev = ops::strided_slice(e, &y_rev, &spec)?;
+    }
+    Ok(match b.merge_mode {
+        Some(MergeMode::Concat) => vec![ops::concat(e, &[y, y_rev], -1)?],
+        Some(MergeMode::Sum) => vec![ops::add(e, &y, &y_rev)?],
+        Some(MergeMode::Mul) => vec![ops::mul(e, &y, &y_rev)?],
+        Some(MergeMode::Ave) => {
+            let s = ops::add(e, &y, &y_rev)?;
+            vec![ops::div(e, &s, &Tensor::scalar(2.0, s.dtype()))?]
+        }
+        None => vec![y, y_rev],
     })
 }
 
@@ -164,6 +216,7 @@ pub fn recurrence(
     read: &[Tensor],
     x: &Tensor,
     initial: &[Tensor],
+    mask: Option<&Tensor>,
 ) -> OpResult<(Tensor, Vec<Tensor>)> {
     let (Some(kernel), Some(recurrent_kernel)) = (read.first(), read.get(1)) else {
         return Err(ops::OpError::internal(
@@ -179,35 +232,56 @@ pub fn recurrence(
         recurrent_activation: &recurrent_activation,
         go_backwards: r.go_backwards,
         return_sequences: r.return_sequences,
+        zero_output_for_mask: r.zero_output_for_mask,
     };
     let w = ops::CellWeights {
         kernel,
         recurrent_kernel,
         bias: read.get(2),
     };
-    ops::recurrence(e, &run, x, &w, initial, None)
+    let mask = match mask {
+        Some(m) if m.dtype() != DType::Bool => Some(ops::cast(e, m, DType::Bool)?),
+        Some(m) => Some(m.clone()),
+        None => None,
+    };
+    ops::recurrence(e, &run, x, &w, initial, mask.as_ref())
 }
 
-/// A recurrent layer called on `x` with `initial_state` (tensors, or none): the output, then
-/// the final states when the layer returns them, as Keras returns them.
+/// A recurrent layer called on `x` with `initial_state` (tensors, or none) and `mask`: the
+/// output, then the final states when the layer returns them, as Keras returns them.
 pub fn recurrent_call(
     r: &Recurrent,
     weights: &[Value],
     x: &Tensor,
     initial: &[Tensor],
+    mask: Option<&Tensor>,
     ctx: &mut dyn Ctx,
 ) -> PyResult<Vec<Tensor>> {
     let vars: Vec<ops::Variable> = weights.iter().filter_map(|w| variable_in(w, ctx)).collect();
     let e = context(ctx);
     let read: Vec<Tensor> = vars.iter().map(|v| e.read(v)).collect();
     run(ctx, |e| {
-        let (y, states) = recurrence(e, r, &read, x, initial)?;
+        let (y, states) = recurrence(e, r, &read, x, initial, mask)?;
         let mut out = vec![y];
         if r.return_state {
             out.extend(states);
         }
         Ok(out)
     })
+}
+
+/// A `Bidirectional` called on `x` under `mask`: one output, or both for `merge_mode=None`.
+pub fn bidirectional_call(
+    b: &Bidirectional,
+    weights: &[Value],
+    x: &Tensor,
+    mask: Option<&Tensor>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Vec<Tensor>> {
+    let vars: Vec<ops::Variable> = weights.iter().filter_map(|w| variable_in(w, ctx)).collect();
+    let e = context(ctx);
+    let read: Vec<Tensor> = vars.iter().map(|v| e.read(v)).collect();
+    run(ctx, |e| bidirectional(e, b, &read, x, mask))
 }
 
 /// A layer without variables applied to `x`, with the ops Keras's TensorFlow backend runs.
@@ -258,6 +332,7 @@ fn stateless(e: &mut Eager, s: &Stateless, x: &Tensor) -> OpResult<Tensor> {
         }
         Stateless::UpSampling2D { size } => ops::upsample_nearest(e, x, size.0, size.1),
         Stateless::ZeroPadding2D { padding } => ops::zero_pad2d(e, x, padding.0, padding.1),
+        Stateless::Masking { mask_value } => Ok(ops::masking(e, x, *mask_value)?.0),
     }
 }
 

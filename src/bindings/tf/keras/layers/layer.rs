@@ -10,7 +10,9 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::super::super::{address_of, bound};
+use super::super::super::convert::tensor_of;
+use super::super::super::eager::{run, wrap};
+use super::super::super::{address_of, bound, given};
 use super::super::variable::{keras_variable, weight_array};
 use super::handle::{layer_weights, LayerHandle};
 use crate::keras::LayerKind;
@@ -201,7 +203,7 @@ fn initial_spec(kind: &LayerKind) -> Option<InputSpec> {
             ..InputSpec::default()
         }),
         // (batch, time, features).
-        LayerKind::Recurrent(_) => Some(InputSpec {
+        LayerKind::Recurrent(_) | LayerKind::Bidirectional(_) => Some(InputSpec {
             ndim: Some(3),
             ..InputSpec::default()
         }),
@@ -423,6 +425,7 @@ impl Object for LayerObj {
                             | LayerKind::Embedding { .. }
                             | LayerKind::Recurrent(_)
                             | LayerKind::Conv1D(_)
+                            | LayerKind::Bidirectional(_)
                     )
                 ) =>
             {
@@ -442,6 +445,27 @@ impl Object for LayerObj {
                     ));
                 }
                 return Ok(Some(self.weight_at(0)));
+            }
+            "supports_masking" if self.kind().is_some() => {
+                let kind = self.kind().map(super::mask::supports_masking);
+                return Ok(kind.map(Value::Bool));
+            }
+            "compute_mask" if self.kind().is_some() => {
+                return Ok(Some(bound::<LayerObj>(this, name, |l, _, a, c| {
+                    let s = a.bind("compute_mask", &["inputs", "mask"], 1)?;
+                    let x = tensor_of(s[0].as_ref().unwrap_or(&Value::None), c)?;
+                    let previous = match given(&s[1]) {
+                        Some(m) => Some(tensor_of(m, c)?),
+                        None => None,
+                    };
+                    let Some(kind) = l.kind() else {
+                        return Ok(Value::None);
+                    };
+                    let m = run(c, |e| {
+                        super::mask::compute_mask(e, kind, &x, previous.as_ref())
+                    })?;
+                    Ok(m.map_or(Value::None, wrap))
+                })));
             }
             "build" => {
                 return Ok(Some(bound::<LayerObj>(this, name, |l, this, a, c| {
@@ -532,8 +556,19 @@ impl LayerObj {
             (LayerKind::Embedding { output_dim, .. }, "output_dim") => {
                 Some(Value::Int(*output_dim as i64))
             }
-            (LayerKind::Embedding { .. }, "mask_zero") => Some(Value::Bool(false)),
+            (LayerKind::Embedding { mask_zero, .. }, "mask_zero") => Some(Value::Bool(*mask_zero)),
             (LayerKind::Recurrent(r), _) => recurrent_attr(r, name),
+            (LayerKind::Bidirectional(b), "merge_mode") => Some(match b.merge_mode {
+                Some(m) => Value::str(m.keras_name()),
+                None => Value::None,
+            }),
+            (LayerKind::Bidirectional(b), "return_sequences") => {
+                Some(Value::Bool(b.return_sequences()))
+            }
+            (LayerKind::Bidirectional(b), "return_state") => {
+                Some(Value::Bool(b.forward.return_state))
+            }
+            (LayerKind::Bidirectional(_), "stateful") => Some(Value::Bool(false)),
             (LayerKind::Conv1D(c), _) => conv1d_attr(c, name),
             _ => None,
         })
@@ -549,7 +584,8 @@ impl LayerObj {
                 | LayerKind::Stateless(_)
                 | LayerKind::Embedding { .. }
                 | LayerKind::Recurrent(_)
-                | LayerKind::Conv1D(_)),
+                | LayerKind::Conv1D(_)
+                | LayerKind::Bidirectional(_)),
             ) => crate::keras::saving::kind_config(k),
             _ => return Value::None,
         };

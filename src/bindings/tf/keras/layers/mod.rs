@@ -1,7 +1,7 @@
 //! `tf.keras.layers`: the built-in layers (Dense, Conv1D, Conv2D, MaxPooling1D/2D, Flatten, Dropout,
 //! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, the global and
 //! average poolings, ReLU, LeakyReLU, ELU, Rescaling, RepeatVector, Permute, UpSampling2D,
-//! ZeroPadding2D, Embedding, SimpleRNN, LSTM, GRU, InputLayer) as
+//! ZeroPadding2D, Masking, Embedding, SimpleRNN, LSTM, GRU, Bidirectional, InputLayer) as
 //! native classes, so `isinstance(l,
 //! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
 //! `Input(shape=...)`.
@@ -10,7 +10,8 @@
 //! call on data or when a model builds it, and keeps them in its core (`layer.rs`); a model
 //! holding the layer uses those same variables, so one layer in two models shares its
 //! weights. `layer(x)` (`call.rs`) computes through the op library (`eager.rs`) on data,
-//! or records the functional graph on symbolic tensors (`symbolic.rs`). `handle.rs` treats
+//! or records the functional graph on symbolic tensors (`symbolic.rs`); the Keras mask a
+//! call reads and the one its output carries are `mask.rs`'s. `handle.rs` treats
 //! built-in layers, user subclasses and models alike; `base.rs` is the subclassable
 //! `Layer`; `args.rs` holds the constructors.
 
@@ -22,6 +23,7 @@ pub mod eager;
 pub mod graph;
 pub mod handle;
 pub mod layer;
+pub mod mask;
 pub mod merge;
 pub mod symbolic;
 
@@ -60,13 +62,25 @@ pub fn input(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         ],
         0,
     )?;
-    let shape = match given(&s[0]) {
-        Some(v) => shape_arg(v)?,
+    // A size may be `None` (a sequence of any length); such an input's layer has no fixed
+    // shape, so a model on it is built by its first call, with that call's sizes.
+    let given_dims: Vec<Option<usize>> = match given(&s[0]) {
+        Some(v) if v.as_seq().is_some_and(|d| d.iter().any(Value::is_none)) => v
+            .as_seq()
+            .unwrap_or_default()
+            .iter()
+            .map(|d| match d {
+                Value::None => Ok(None),
+                d => shape_arg(d).map(|s| s.first().copied()),
+            })
+            .collect::<PyResult<_>>()?,
+        Some(v) => shape_arg(v)?.into_iter().map(Some).collect(),
         None => vec![],
     };
+    let shape: Option<Vec<usize>> = given_dims.iter().copied().collect();
     let batch = given(&s[1]).map(|v| v.as_int()).transpose()?;
     let mut dims = vec![batch.map(|b| b.max(0) as usize)];
-    dims.extend(shape.iter().map(|d| Some(*d)));
+    dims.extend(given_dims.iter().copied());
     // Keras makes an `InputLayer` for the tensor; a given name names both.
     let (layer_name, name) = match given(&s[5]) {
         Some(v) => (v.as_str()?.to_string(), v.as_str()?.to_string()),
@@ -75,7 +89,7 @@ pub fn input(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
             base::unique_name(ctx, "keras_tensor"),
         ),
     };
-    let layer = LayerObj::new(Builtin::Input, Some(shape), layer_name);
+    let layer = LayerObj::new(Builtin::Input, shape, layer_name);
     layer.core.built.set(true);
     *layer.core.output_shape.borrow_mut() = Some(dims.clone());
     Ok(Value::native(KerasTensor {
@@ -175,11 +189,13 @@ pub fn module() -> Value {
         .with("LeakyReLU", class("LeakyReLU", args::leaky_relu))
         .with("ELU", class("ELU", args::elu))
         .with("Rescaling", class("Rescaling", args::rescaling))
+        .with("Masking", class("Masking", args::masking))
         .with("RepeatVector", class("RepeatVector", args::repeat_vector))
         .with("Embedding", class("Embedding", args::embedding))
         .with("SimpleRNN", class("SimpleRNN", args::simple_rnn))
         .with("LSTM", class("LSTM", args::lstm))
         .with("GRU", class("GRU", args::gru))
+        .with("Bidirectional", class("Bidirectional", args::bidirectional))
         .with("Permute", class("Permute", args::permute))
         .with("UpSampling2D", class("UpSampling2D", args::up_sampling2d))
         .with("ZeroPadding2D", class("ZeroPadding2D", args::zero_padding2d))
