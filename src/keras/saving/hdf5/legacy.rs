@@ -57,6 +57,20 @@ fn attrs(path: &Path, g: &Group, what: &str) -> KResult<HashMap<String, AttrValu
     })
 }
 
+/// The JSON text a file keeps in its root attribute `key` (`model_config`,
+/// `training_config`), parsed; `None` when the file has no such attribute.
+fn json_attr(path: &Path, top: &HashMap<String, AttrValue>, key: &str) -> KResult<Option<Value>> {
+    match top.get(key).and_then(text) {
+        None => Ok(None),
+        Some(s) => serde_json::from_str(&s)
+            .map(Some)
+            .map_err(|e| KerasError::Corrupt {
+                path: path.display().to_string(),
+                detail: format!("{key}: {e}"),
+            }),
+    }
+}
+
 fn names_attr(path: &Path, g: &Group, what: &str, key: &str) -> KResult<Vec<String>> {
     attrs(path, g, what)?
         .get(key)
@@ -126,6 +140,44 @@ fn string_list(v: Vec<String>) -> AttrValue {
     }
 }
 
+/// `optimizer_weights`: the step, the learning rate and each trained variable's slots (in
+/// `vars` order, named by the variable's path), listed in `weight_names` as Keras 3 lists
+/// them in a legacy file.
+fn write_optimizer_weights(
+    fb: &mut FileBuilder,
+    c: &CompileConfig,
+    opt: &crate::keras::replica::OptimizerState,
+    vars: &[String],
+) {
+    let prefix = c.optimizer.class_name().to_lowercase();
+    let mut og = fb.create_group("optimizer_weights");
+    let mut inner = og.create_group(&prefix);
+    let mut order = vec![
+        format!("{prefix}/iteration"),
+        format!("{prefix}/learning_rate"),
+    ];
+    inner
+        .create_dataset("iteration")
+        .with_i64_data(&[opt.iterations as i64])
+        .with_shape(&[]);
+    inner
+        .create_dataset("learning_rate")
+        .with_f32_data(&[c.optimizer.learning_rate])
+        .with_shape(&[]);
+    for (var, slots) in vars.iter().zip(&opt.slots) {
+        for (name, s) in slot_names(c, var, slots.len()).into_iter().zip(slots) {
+            inner
+                .create_dataset(&name)
+                .with_f32_data(&s.data)
+                .with_shape(&s.shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
+            order.push(format!("{prefix}/{name}"));
+        }
+    }
+    og.set_attr("weight_names", string_list(order));
+    og.add_group(inner.finish());
+    fb.add_group(og.finish());
+}
+
 /// The bytes of `model.save('m.h5')`.
 pub fn encode(path: &Path, m: &SavedModel) -> KResult<Vec<u8>> {
     let plan = m.config.plan()?;
@@ -186,34 +238,8 @@ pub fn encode(path: &Path, m: &SavedModel) -> KResult<Vec<u8>> {
             "training_config",
             AttrValue::VarLenString(training.to_string()),
         );
-        let prefix = c.optimizer.class_name().to_lowercase();
-        let mut og = fb.create_group("optimizer_weights");
-        let mut inner = og.create_group(&prefix);
-        let mut order = vec![
-            format!("{prefix}/iteration"),
-            format!("{prefix}/learning_rate"),
-        ];
-        inner
-            .create_dataset("iteration")
-            .with_i64_data(&[opt.iterations as i64])
-            .with_shape(&[]);
-        inner
-            .create_dataset("learning_rate")
-            .with_f32_data(&[c.optimizer.learning_rate])
-            .with_shape(&[]);
-        for (v, slots) in optimized(&plan.vars).zip(&opt.slots) {
-            let shape: Vec<u64> = v.shape.iter().map(|&d| d as u64).collect();
-            for (name, s) in slot_names(c, &v.path, slots.len()).into_iter().zip(slots) {
-                inner
-                    .create_dataset(&name)
-                    .with_f32_data(&s.data)
-                    .with_shape(&shape);
-                order.push(format!("{prefix}/{name}"));
-            }
-        }
-        og.set_attr("weight_names", string_list(order));
-        og.add_group(inner.finish());
-        fb.add_group(og.finish());
+        let vars: Vec<String> = optimized(&plan.vars).map(|v| v.path.clone()).collect();
+        write_optimizer_weights(&mut fb, c, opt, &vars);
     }
     fb.finish().map_err(|e| io(&e))
 }
@@ -223,17 +249,7 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> KResult<SavedModel> {
     let file = super::open(path, bytes)?;
     let root = file.root();
     let top = attrs(path, &root, "/")?;
-    let json_attr = |key: &str| -> KResult<Option<Value>> {
-        match top.get(key).and_then(text) {
-            None => Ok(None),
-            Some(s) => serde_json::from_str(&s)
-                .map(Some)
-                .map_err(|e| KerasError::Corrupt {
-                    path: path.display().to_string(),
-                    detail: format!("{key}: {e}"),
-                }),
-        }
-    };
+    let json_attr = |key: &str| json_attr(path, &top, key);
     // Keras's words for an HDF5 file that holds no model (a weights-only file, say).
     let config = json_attr("model_config")?.ok_or_else(|| {
         KerasError::Value(format!(
@@ -410,39 +426,16 @@ pub fn encode_graph(
         );
     }
     if let (Some(c), Some(opt)) = (compile, optimizer) {
-        let prefix = c.optimizer.class_name().to_lowercase();
-        let mut og = fb.create_group("optimizer_weights");
-        let mut inner = og.create_group(&prefix);
-        let mut order = vec![
-            format!("{prefix}/iteration"),
-            format!("{prefix}/learning_rate"),
-        ];
-        inner
-            .create_dataset("iteration")
-            .with_i64_data(&[opt.iterations as i64])
-            .with_shape(&[]);
-        inner
-            .create_dataset("learning_rate")
-            .with_f32_data(&[c.optimizer.learning_rate])
-            .with_shape(&[]);
-        let trained = layers.iter().flat_map(|l| {
-            l.vars
-                .iter()
-                .filter(|(_, _, t)| *t)
-                .map(move |(n, _, _)| format!("{}/{n}", l.layer))
-        });
-        for (var, slots) in trained.zip(&opt.slots) {
-            for (name, s) in slot_names(c, &var, slots.len()).into_iter().zip(slots) {
-                inner
-                    .create_dataset(&name)
-                    .with_f32_data(&s.data)
-                    .with_shape(&s.shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
-                order.push(format!("{prefix}/{name}"));
-            }
-        }
-        og.set_attr("weight_names", string_list(order));
-        og.add_group(inner.finish());
-        fb.add_group(og.finish());
+        let vars: Vec<String> = layers
+            .iter()
+            .flat_map(|l| {
+                l.vars
+                    .iter()
+                    .filter(|(_, _, t)| *t)
+                    .map(move |(n, _, _)| format!("{}/{n}", l.layer))
+            })
+            .collect();
+        write_optimizer_weights(&mut fb, c, opt, &vars);
     }
     fb.finish().map_err(|e| io(&e))
 }
@@ -456,17 +449,7 @@ pub fn graph_of(
 ) -> KResult<Option<(crate::keras::saving::graph::GraphConfig, Option<Value>)>> {
     let file = super::open(path, bytes.to_vec())?;
     let top = attrs(path, &file.root(), "/")?;
-    let json_attr = |key: &str| -> KResult<Option<Value>> {
-        match top.get(key).and_then(text) {
-            None => Ok(None),
-            Some(s) => serde_json::from_str(&s)
-                .map(Some)
-                .map_err(|e| KerasError::Corrupt {
-                    path: path.display().to_string(),
-                    detail: format!("{key}: {e}"),
-                }),
-        }
-    };
+    let json_attr = |key: &str| json_attr(path, &top, key);
     let Some(config) = json_attr("model_config")? else {
         return Ok(None);
     };
