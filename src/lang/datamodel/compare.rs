@@ -4,7 +4,7 @@
 use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::CmpOp;
-use crate::lang::values::runtime::{Instance, Set};
+use crate::lang::values::runtime::{DictView, Instance, Set};
 use crate::lang::values::value::{Dict, Value};
 
 /// What CPython's `RecursionError` says when a comparison nests too deeply.
@@ -59,6 +59,11 @@ impl Vm<'_> {
                 CmpOp::Gt => sup && !sub,
             }));
         }
+        if let (Some(xs), Some(ys)) = (set_members(a), set_members(b)) {
+            if a.downcast::<Set>().is_none() || b.downcast::<Set>().is_none() {
+                return self.view_compare(op, a, &xs, b, &ys);
+            }
+        }
         let (name, rname) = match op {
             CmpOp::Eq => ("__eq__", "__eq__"),
             CmpOp::Ne => ("__ne__", "__ne__"),
@@ -108,6 +113,41 @@ impl Vm<'_> {
                 )))
             }
         }
+    }
+
+    /// A dict's keys or items view against another such view or a set: set comparisons,
+    /// decided by membership as CPython's `dictview_richcompare` does (so items views with
+    /// unhashable values compare too).
+    fn view_compare(
+        &mut self,
+        op: CmpOp,
+        a: &Value,
+        xs: &[Value],
+        b: &Value,
+        ys: &[Value],
+    ) -> PyResult<Value> {
+        let mut sub = xs.len() <= ys.len();
+        for x in xs {
+            if !sub {
+                break;
+            }
+            sub = self.contains(b, x)?;
+        }
+        let mut sup = ys.len() <= xs.len();
+        for y in ys {
+            if !sup {
+                break;
+            }
+            sup = self.contains(a, y)?;
+        }
+        Ok(Value::Bool(match op {
+            CmpOp::Eq => sub && sup,
+            CmpOp::Ne => !(sub && sup),
+            CmpOp::Le => sub,
+            CmpOp::Lt => sub && xs.len() < ys.len(),
+            CmpOp::Ge => sup,
+            CmpOp::Gt => sup && xs.len() > ys.len(),
+        }))
     }
 
     /// `PyObject_RichCompareBool(a, b, Py_EQ)`: identical values are equal without being
@@ -194,4 +234,14 @@ impl Vm<'_> {
             }
         }
     }
+}
+
+/// The members of a set or of a dict's keys or items view (values views are not
+/// set-like); `None` for anything else.
+fn set_members(v: &Value) -> Option<Vec<Value>> {
+    if let Some(view) = v.downcast::<DictView>() {
+        return (view.kind != "values").then(|| view.values());
+    }
+    v.downcast::<Set>()
+        .map(|s| s.items.borrow().values().cloned().collect())
 }
