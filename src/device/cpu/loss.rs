@@ -111,13 +111,15 @@ fn compute_rows(
                 s * inv_k
             }
             LossKind::CategoricalCrossentropy { from_logits: true } => {
+                // TensorFlow's softmax cross-entropy kernel (which Keras reaches from logits
+                // and from a softmax output) takes softmax - labels as the gradient, whatever
+                // the labels sum to; the op library's rule is the same.
                 let (max, lse) = log_sum_exp(pr);
                 let mut s = 0.0;
-                let tsum: f32 = tr.iter().sum();
                 for i in 0..cols {
                     let logp = pr[i] - max - lse;
                     s -= tr[i] * logp;
-                    gr[i] = (logp.exp() * tsum - tr[i]) * scale;
+                    gr[i] = (logp.exp() - tr[i]) * scale;
                 }
                 s
             }

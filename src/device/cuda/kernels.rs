@@ -272,14 +272,14 @@ extern "C" __global__ void loss_rows(int kind, float delta, const float* pred,
     m = warp_max(m);
     if (kind == 6) {
         const float* t = target + row * cols;
-        float se = 0.0f, tsum = 0.0f;
-        for (i64 j = lane; j < cols; j += 32) { se += expf(p[j] - m); tsum += t[j]; }
+        float se = 0.0f;
+        for (i64 j = lane; j < cols; j += 32) { se += expf(p[j] - m); }
         float lse = logf(warp_sum(se));
-        tsum = warp_sum(tsum);
+        // TensorFlow's kernel: softmax - labels, whatever the labels sum to.
         for (i64 j = lane; j < cols; j += 32) {
             float logp = p[j] - m - lse;
             s -= t[j] * logp;
-            g[j] = (expf(logp) * tsum - t[j]) * scale;
+            g[j] = (expf(logp) - t[j]) * scale;
         }
         s = warp_sum(s);
         if (lane == 0) { per_ex[row] = s; }
