@@ -185,25 +185,7 @@ impl Strategy {
     fn run(&self, this: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let s = args.bind("run", &["fn", "args", "kwargs", "options"], 1)?;
         let f = s[0].clone().unwrap_or(Value::None);
-        let pos = match given(&s[1]) {
-            Some(v) => v.as_seq().unwrap_or_else(|| vec![v.clone()]),
-            None => vec![],
-        };
-        let kw: Vec<(String, Value)> = match given(&s[2]) {
-            Some(Value::Dict(d)) => d
-                .borrow()
-                .items()
-                .map(|(k, v)| Ok((k.as_str()?.to_string(), v.clone())))
-                .collect::<PyResult<_>>()?,
-            Some(other) => {
-                return Err(TfError::Type(format!(
-                    "kwargs must be a dict, not {}",
-                    other.type_name()
-                ))
-                .into())
-            }
-            None => vec![],
-        };
+        let Args { pos, kw } = call_arguments(&s[1], &s[2])?;
         let n = self.num_replicas();
         super::function::trace::runs_strategy(ctx, this);
         let outer = ctx
@@ -406,6 +388,29 @@ pub fn shared_variable(ctx: &mut dyn Ctx, make: impl FnOnce(&mut dyn Ctx) -> Val
         }
     }
     v
+}
+
+/// The `args=` and `kwargs=` of `strategy.run` and `merge_call`: a sequence (or one value)
+/// of positional arguments, and a dict of keyword arguments (TypeError for anything else).
+pub fn call_arguments(args: &Option<Value>, kwargs: &Option<Value>) -> PyResult<Args> {
+    let pos = match given(args) {
+        Some(v) => v.as_seq().unwrap_or_else(|| vec![v.clone()]),
+        None => vec![],
+    };
+    let kw = match given(kwargs) {
+        Some(Value::Dict(d)) => d
+            .borrow()
+            .items()
+            .map(|(k, v)| Ok((k.as_str()?.to_string(), v.clone())))
+            .collect::<PyResult<_>>()?,
+        Some(other) => {
+            return Err(
+                TfError::Type(format!("kwargs must be a dict, not {}", other.type_name())).into(),
+            )
+        }
+        None => vec![],
+    };
+    Ok(Args { pos, kw })
 }
 
 /// The results of the replicas as TF regroups them: tuples and lists item by item, a value

@@ -14,7 +14,7 @@ use std::any::Any;
 use super::distribute::{enter_replica, restore_replica, sum_parts, take_replica};
 use super::eager::{run, wrap};
 use super::values::{DistributedValues, ReduceOp};
-use super::{given, TfError, TfState};
+use super::{TfError, TfState};
 use crate::lang::{Args, Ctx, Merge, Offer, PyErr, PyResult, Turns, Value};
 use crate::ops;
 
@@ -157,23 +157,7 @@ fn in_replicas(ctx: &mut dyn Ctx) -> bool {
 pub fn merge_call(strategy: &Value, args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("merge_call", &["merge_fn", "args", "kwargs"], 1)?;
     let f = s[0].clone().unwrap_or(Value::None);
-    let pos = match given(&s[1]) {
-        Some(v) => v.as_seq().unwrap_or_else(|| vec![v.clone()]),
-        None => vec![],
-    };
-    let kw: Vec<(String, Value)> = match given(&s[2]) {
-        Some(Value::Dict(d)) => d
-            .borrow()
-            .items()
-            .map(|(k, v)| Ok((k.as_str()?.to_string(), v.clone())))
-            .collect::<PyResult<_>>()?,
-        Some(other) => {
-            return Err(
-                TfError::Type(format!("kwargs must be a dict, not {}", other.type_name())).into(),
-            )
-        }
-        None => vec![],
-    };
+    let Args { pos, kw } = super::distribute::call_arguments(&s[1], &s[2])?;
     if !in_replicas(ctx) {
         let call = Args {
             pos: std::iter::once(strategy.clone()).chain(pos).collect(),
