@@ -413,10 +413,10 @@ pub fn call_arguments(args: &Option<Value>, kwargs: &Option<Value>) -> PyResult<
     Ok(Args { pos, kw })
 }
 
-/// The results of the replicas as TF regroups them: tuples and lists item by item, a value
-/// every replica returned identically (the same object: here `None`, a bool, an equal
-/// string or an equal int that CPython caches) as itself, anything else as `PerReplica`.
-/// One replica's result is itself.
+/// The results of the replicas as TF regroups them: tuples and lists item by item, dicts
+/// key by key, a value every replica returned identically (the same object: here `None`,
+/// a bool, an equal string or an equal int) as itself, anything else as `PerReplica`. One
+/// replica's result is itself.
 pub(super) fn regroup(results: Vec<Value>) -> Value {
     regroup_values(results, false)
 }
@@ -466,6 +466,11 @@ fn regroup_values(mut results: Vec<Value>, floats_alike: bool) -> Value {
                     .collect(),
             );
         }
+        Value::Dict(d) => {
+            if let Some(dict) = regroup_dicts(&d.borrow(), &results, floats_alike) {
+                return dict;
+            }
+        }
         _ => {}
     }
     // A float a replica computed is a new object in CPython, never the same as another's.
@@ -487,6 +492,35 @@ fn regroup_values(mut results: Vec<Value>, floats_alike: bool) -> Value {
         return first;
     }
     DistributedValues::per_replica(results)
+}
+
+/// Dicts regrouped key by key in the first one's key order, as TF regroups a mapping;
+/// `None` when the results are not all dicts with the first one's keys.
+fn regroup_dicts(
+    first: &crate::lang::Dict,
+    results: &[Value],
+    floats_alike: bool,
+) -> Option<Value> {
+    let keys: Vec<Value> = first.items().map(|(k, _)| k.clone()).collect();
+    let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(results.len()); keys.len()];
+    for r in results {
+        let Value::Dict(d) = r else {
+            return None;
+        };
+        let d = d.borrow();
+        if d.len() != keys.len() {
+            return None;
+        }
+        for (k, column) in keys.iter().zip(&mut columns) {
+            column.push(d.get(k).ok().flatten()?);
+        }
+    }
+    let mut out = crate::lang::Dict::default();
+    for (k, column) in keys.into_iter().zip(columns) {
+        // The keys come from a dict, so they hash.
+        out.insert(k, regroup_values(column, floats_alike)).ok()?;
+    }
+    Some(Value::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
 }
 
 /// Makes replica `r` of `strategy` the running one; returns what ran before, for
