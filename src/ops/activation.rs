@@ -161,7 +161,7 @@ impl Activation {
             let xt = upload(dev, x, shape)?;
             let mut yt = dev.zeros(shape)?;
             dev.activate(act, &xt, &mut yt)?;
-            return Ok(vec![download(dev, &yt, self.name())?]);
+            return Ok(vec![download(dev, yt, self.name())?]);
         }
         if x.dtype().is_int() {
             let out = x.to_i64_array().mapv(|v| v.max(0));
@@ -225,7 +225,7 @@ impl Activation {
             let gt = upload(dev, dy, shape)?;
             let mut dx = dev.zeros(shape)?;
             dev.activate_grad(act, &xt, &yt, &gt, &mut dx)?;
-            return Ok(vec![download(dev, &dx, op)?]);
+            return Ok(vec![download(dev, dx, op)?]);
         }
         let (xs, ys, gs) = (x.to_f64_array(), y.to_f64_array(), dy.to_f64_array());
         let out: Vec<f64> = xs
@@ -435,7 +435,7 @@ impl Softmax {
                 let xt = upload(dev, x, x.shape())?;
                 let mut yt = dev.zeros(x.shape())?;
                 dev.softmax_rows(&xt, &mut yt, self.log)?;
-                return download(dev, &yt, op);
+                return download(dev, yt, op);
             }
             let (shape, v) = x.to_f64_vec();
             let cols = shape.last().copied().unwrap_or(1);
@@ -498,7 +498,7 @@ impl Softmax {
                 let gt = upload(dev, dy, y.shape())?;
                 let mut dx = dev.zeros(y.shape())?;
                 dev.softmax_rows_grad(&yt, &gt, &mut dx, self.log)?;
-                return download(dev, &dx, op);
+                return download(dev, dx, op);
             }
             let (shape, yv) = y.to_f64_vec();
             let (_, gv) = dy.to_f64_vec();

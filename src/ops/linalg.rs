@@ -188,7 +188,7 @@ impl MatMul {
                 1.0,
                 0.0,
             )?;
-            let c = dev.download(&tc)?;
+            let c = super::device_io::into_host(dev, tc)?;
             if nb == 1 {
                 // One product: its buffer is the output, not copied into another.
                 out = c;

@@ -224,7 +224,7 @@ impl Loss {
             let mut per = dev.zeros(&[rows])?;
             let mut grad = dev.zeros(&[rows, cols])?;
             dev.loss(kind, &pt, &tt, &mut per, &mut grad, 1.0)?;
-            return Ok(vec![download_as(dev, &per, out_shape, op)?]);
+            return Ok(vec![download_as(dev, per, out_shape, op)?]);
         }
         let (_, pv) = p.to_f64_vec();
         let (_, tv) = t.to_f64_vec();

@@ -119,8 +119,8 @@ impl ApplyUpdate {
                 a.astype(dtype)
             }
         };
-        out.push(cast(download_as(dev, &p, shape, op)?));
-        for t in &s {
+        out.push(cast(download_as(dev, p, shape, op)?));
+        for t in s {
             out.push(cast(download_as(dev, t, shape, op)?));
         }
         Ok(out)

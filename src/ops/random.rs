@@ -234,7 +234,7 @@ impl RandomOp {
                     dev.dropout_mask(seed, *rate as f32, &mut mask)?;
                     let mut y = dev.zeros(x.shape())?;
                     dev.mul(&xt, &mask, &mut y)?;
-                    download(dev, &y, op)?
+                    download(dev, y, op)?
                 } else {
                     let keep = 1.0 / (1.0 - rate);
                     let (shape, v) = x.to_f64_vec();

@@ -473,7 +473,7 @@ fn conv2d(
         let ft = upload(dev, f, &[patch, cout])?;
         let mut out = dev.zeros(&[rows, cout])?;
         dev.gemm(&cols, false, &ft, false, &mut out, 1.0, 0.0)?;
-        return download_as(dev, &out, &out_shape, op);
+        return download_as(dev, out, &out_shape, op);
     }
     let (_, xv) = x.to_f64_vec();
     let (_, fv) = f.to_f64_vec();
@@ -511,7 +511,7 @@ fn conv2d_input(
         dev.gemm(&dyt, false, &ft, true, &mut dcols, 1.0, 0.0)?;
         let mut dx = dev.zeros(&in_shape)?;
         dev.col2im(&dcols, w, &mut dx)?;
-        return download_as(dev, &dx, &in_shape, op);
+        return download_as(dev, dx, &in_shape, op);
     }
     let (_, fv) = f.to_f64_vec();
     let (_, gv) = dy.to_f64_vec();
@@ -548,7 +548,7 @@ fn conv2d_filter(
         let dyt = upload(dev, dy, &[rows, cout])?;
         let mut df = dev.zeros(&[patch, cout])?;
         dev.gemm(&cols, true, &dyt, false, &mut df, 1.0, 0.0)?;
-        return download_as(dev, &df, &f_shape, op);
+        return download_as(dev, df, &f_shape, op);
     }
     let (_, xv) = x.to_f64_vec();
     let (_, gv) = dy.to_f64_vec();
@@ -587,7 +587,7 @@ fn max_pool(
             .into_iter()
             .map(|a| (a >= 0.0).then_some(a as usize))
             .collect();
-        return Ok((download_as(dev, &y, &out_shape, op)?, argmax));
+        return Ok((download_as(dev, y, &out_shape, op)?, argmax));
     }
     let (_, xv) = x.to_f64_vec();
     let c = w.channels;
