@@ -280,7 +280,7 @@ impl Vm<'_> {
         let outer_limit = self.stack_limit.replace(g.limit);
         let outer_link = self.gen.take();
         let aside = super::together::set_aside(self);
-        let me = self as *mut Vm<'_> as *mut Vm<'static>;
+        let me = (self as *mut Vm<'_>).cast::<Vm<'static>>();
         let r = co.resume(Sent { vm: me, input });
         let this = std::hint::black_box(self);
         super::together::put_back(this, aside);
@@ -312,7 +312,7 @@ impl Vm<'_> {
         let Some(link) = self.gen else {
             return Err(PyErr::new("SyntaxError", "'yield' outside function"));
         };
-        let me = self as *mut Vm<'_> as *mut Vm<'static>;
+        let me = (self as *mut Vm<'_>).cast::<Vm<'static>>();
         // SAFETY: `link.caller` is the resumer's `Vm`, waiting in `resume_generator` for
         // this turn to end; the state moves back to it before the switch, and the next
         // resumer's state moves in after it. Nothing reads this `Vm` while suspended.
