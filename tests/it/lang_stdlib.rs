@@ -154,8 +154,13 @@ fn typing_matches_cpython() {
 }
 
 #[test]
+fn generators_match_cpython() {
+    matches_cpython("generators", 29);
+}
+
+#[test]
 fn contextlib_matches_cpython() {
-    matches_cpython("contextlib", 12);
+    matches_cpython("contextlib", 21);
 }
 
 #[test]

@@ -122,6 +122,13 @@ impl Vm<'_> {
             "iter" => self.get_iter(one(&a, name)?)?,
             "next" => {
                 let it = one(&a, name)?.clone();
+                // A generator's StopIteration carries its return value.
+                if let Some(g) = it.downcast::<crate::lang::eval::generator::Generator>() {
+                    return match (self.generator_send(g, Value::None), a.pos.get(1)) {
+                        (Err(e), Some(d)) if e.type_name() == "StopIteration" => Ok(d.clone()),
+                        (r, _) => r,
+                    };
+                }
                 match self.next_item(&it)? {
                     Some(v) => v,
                     None => match a.pos.get(1) {

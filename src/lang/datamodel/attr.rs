@@ -529,9 +529,22 @@ fn object_fallback(this: &Value, name: &str) -> Option<Value> {
 }
 
 fn exc_attr(i: &Instance, name: &str) -> Option<Value> {
-    let _ = i;
     match name {
         "__traceback__" | "__cause__" | "__context__" => Some(Value::None),
+        // `StopIteration.value`: its first argument, as its `__init__` records it.
+        "value"
+            if i.class().is_some_and(|c| {
+                c.mro()
+                    .iter()
+                    .any(|k| k.builtin && k.name == "StopIteration")
+            }) =>
+        {
+            let args = i.attrs.borrow().get("args").cloned();
+            Some(
+                args.and_then(|a| a.as_seq().and_then(|t| t.first().cloned()))
+                    .unwrap_or(Value::None),
+            )
+        }
         _ => None,
     }
 }

@@ -1,5 +1,6 @@
 //! Indexing, slicing, membership, length and iteration for every kind of value.
 
+use crate::lang::eval::generator::Generator;
 use crate::lang::eval::vm::Vm;
 use crate::lang::values::exc::{PyErr, PyResult};
 use crate::lang::values::object::Args;
@@ -393,7 +394,7 @@ impl Vm<'_> {
             let o = o.clone();
             return o.iter(v, self);
         }
-        if v.downcast::<SeqIter>().is_some() {
+        if v.downcast::<SeqIter>().is_some() || v.downcast::<Generator>().is_some() {
             return Ok(v.clone());
         }
         if v.downcast::<Instance>().is_some() {
@@ -433,6 +434,9 @@ impl Vm<'_> {
             let i = s.pos.get();
             s.pos.set(i + 1);
             return Ok(s.items.get(i).cloned());
+        }
+        if let Some(g) = it.downcast::<Generator>() {
+            return self.generator_next(g);
         }
         if let Value::Native(o) = it {
             let o = o.clone();
@@ -496,7 +500,9 @@ impl Vm<'_> {
             s.pos.set(s.items.len());
             return Ok(s.items.get(i..).map(|x| x.to_vec()).unwrap_or_default());
         }
-        let is_iterable = matches!(v, Value::Native(_)) || v.downcast::<Instance>().is_some();
+        let is_iterable = matches!(v, Value::Native(_))
+            || v.downcast::<Instance>().is_some()
+            || v.downcast::<Generator>().is_some();
         if !is_iterable {
             return Err(PyErr::type_error(format!(
                 "'{}' object is not iterable",

@@ -1,7 +1,7 @@
 //! Calling things: user functions (argument binding to slots, defaults, `*args`,
 //! `**kwargs`, keyword-only parameters, the recursion bound, traceback frames),
-//! generator functions (run eagerly to a list, see the module doc), classes (instances, `__init__`, native
-//! bases), bound methods, builtin types and natives.
+//! generator functions (which make a generator, see `generator`), classes (instances,
+//! `__init__`, native bases), bound methods, builtin types and natives.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use super::stmt::Flow;
 use super::vm::{Env, Vm, RECURSION_LIMIT};
 use crate::lang::builtins::wrappers::{MethodRef, Super, Wrapper};
-use crate::lang::syntax::ast::{Arg, ParamKind};
+use crate::lang::syntax::ast::{Arg, FuncDef, ParamKind};
 use crate::lang::values::exc::{Frame as TbFrame, PyErr, PyResult};
 use crate::lang::values::object::Args;
 use crate::lang::values::runtime::{BoundMethod, BuiltinType, Class, Frame, Function, Instance};
@@ -183,6 +183,9 @@ impl Vm<'_> {
     #[inline(always)]
     fn run_function(&mut self, func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
         let def = &func.def;
+        if def.is_generator {
+            return generator_of(func, frame);
+        }
         let mut env = Env {
             frame: Some(frame),
             class_ns: None,
@@ -190,21 +193,10 @@ impl Vm<'_> {
             owner: func.owner.borrow().clone(),
         };
         self.depth += 1;
-        if def.is_generator {
-            self.yields.push(vec![]);
-        }
         let r = self.exec_block(&def.body, &env);
         self.depth -= 1;
-        let gen_items = if def.is_generator {
-            self.yields.pop()
-        } else {
-            None
-        };
         match r {
             Ok(flow) => {
-                if let Some(items) = gen_items {
-                    return Ok(crate::lang::values::runtime::SeqIter::value(items));
-                }
                 if let Some(f) = env.frame.take() {
                     self.release_frame(f);
                 }
@@ -218,7 +210,7 @@ impl Vm<'_> {
                     }
                 })
             }
-            Err(e) => Err(traceback_frame(func, env.line.get(), e)),
+            Err(e) => Err(traceback_frame(def, env.line.get(), e)),
         }
     }
 
@@ -409,8 +401,7 @@ pub(in crate::lang) fn plain_method(o: &Value, name: &str) -> Option<Value> {
 /// line since only the error path needs it.
 #[cold]
 #[inline(never)]
-fn traceback_frame(func: &Function, line: u32, mut e: PyErr) -> PyErr {
-    let def = &func.def;
+fn traceback_frame(def: &FuncDef, line: u32, mut e: PyErr) -> PyErr {
     let source = def
         .src
         .lines
@@ -421,7 +412,7 @@ fn traceback_frame(func: &Function, line: u32, mut e: PyErr) -> PyErr {
         0,
         TbFrame {
             file: def.src.file.clone(),
-            function: Some(signature(func)),
+            function: Some(signature(def)),
             line: line as usize,
             source,
         },
@@ -441,8 +432,7 @@ pub(in crate::lang) fn accepts_keyword(f: &Value, name: &str) -> Option<bool> {
 
 /// `f(a, b, c, *args, **kw)`: how IPython names a function in a traceback frame (every
 /// parameter by name, keyword-only ones included, then the star parameters).
-fn signature(func: &Function) -> String {
-    let def = &func.def;
+fn signature(def: &FuncDef) -> String {
     let mut parts: Vec<String> = def.params.iter().map(|p| p.name.to_string()).collect();
     if let Some((v, _)) = &def.vararg {
         parts.push(format!("*{v}"));
@@ -486,26 +476,23 @@ fn too_many_positional(func: &Function, given: usize, kwonly_given: usize) -> Py
     ))
 }
 
-/// How many values one generator call may produce. Generators run to completion when
-/// called (see the module doc), so an endless one must stop somewhere: 2^20 values take
-/// about a second and 25 MB, far beyond what a notebook's generator functions yield.
-pub const GENERATOR_MAX: usize = 1 << 20;
-
-impl Vm<'_> {
-    /// Collects values a running generator yields, ending an endless generator with an
-    /// error that says why, rather than running the session out of memory.
-    pub fn push_yielded(&mut self, items: Vec<Value>) -> PyResult<()> {
-        match self.yields.last_mut() {
-            Some(y) if y.len() + items.len() > GENERATOR_MAX => Err(PyErr::not_implemented(format!(
-                "this generator yielded more than {GENERATOR_MAX} values: generator functions run to \
-                 completion when called in this kernel, so an endless generator cannot be consumed \
-                 lazily by next(), zip() or islice(); give its loop an end, or yield inside a bounded loop"
-            ))),
-            Some(y) => {
-                y.extend(items);
-                Ok(())
-            }
-            None => Err(PyErr::new("SyntaxError", "'yield' outside function")),
+/// The generator a call of a generator function makes: its body runs in `frame` (the
+/// arguments already bound) when the generator is first resumed.
+fn generator_of(func: &Function, frame: Rc<Frame>) -> PyResult<Value> {
+    let def = func.def.clone();
+    let owner = func.owner.borrow().clone();
+    let body = Box::new(move |vm: &mut Vm<'static>| {
+        let env = Env {
+            frame: Some(frame),
+            class_ns: None,
+            line: std::cell::Cell::new(0),
+            owner,
+        };
+        match vm.exec_block(&def.body, &env) {
+            Ok(Flow::Return(v)) => Ok(super::fast::relay(v)),
+            Ok(_) => Ok(Value::None),
+            Err(e) => Err(traceback_frame(&def, env.line.get(), e)),
         }
-    }
+    });
+    super::generator::Generator::value(&func.def.name, &func.qualname, body)
 }

@@ -252,13 +252,11 @@ impl Vm<'_> {
                     Some(e) => self.eval(e, env)?,
                     None => Value::None,
                 };
-                let items = if *from {
-                    self.iter_values(&v)?
+                if *from {
+                    self.yield_from(v)
                 } else {
-                    vec![v]
-                };
-                self.push_yielded(items)?;
-                Ok(Value::None)
+                    self.yield_value(v)
+                }
             }
             Expr::Unsupported("integers beyond 64 bits") => Err(PyErr::new(
                 "OverflowError",

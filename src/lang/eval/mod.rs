@@ -1,6 +1,6 @@
 //! Running the tree: the `Vm` (session state that outlives cells, one cell's run of it), the
 //! hot path, expressions, statements, `try`/`with`, comprehensions, calls of every kind of
-//! callable, context managers, calls that take turns and meet (`together`: `strategy.run`'s replicas),
+//! callable, lazy generators (`generator`), context managers, calls that take turns and meet (`together`: `strategy.run`'s replicas),
 //! and the recursion bounds that keep all of it off an unbounded
 //! Rust stack.
 
@@ -9,6 +9,7 @@ pub(super) mod comp;
 pub(super) mod ctxmgr;
 pub(super) mod expr;
 pub(super) mod fast;
+pub(super) mod generator;
 pub(super) mod guard;
 pub(super) mod interp;
 pub(super) mod recursion;

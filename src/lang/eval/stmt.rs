@@ -243,7 +243,17 @@ impl Vm<'_> {
             return self.exec_block(orelse, env);
         }
         let iter = self.get_iter(&it)?;
-        while let Some(item) = self.next_item(&iter)? {
+        let line = env.line.get();
+        loop {
+            let item = match self.next_item(&iter) {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                // An iterator that fails (a generator's body) fails at the `for` line.
+                Err(e) => {
+                    env.line.set(line);
+                    return Err(e);
+                }
+            };
             self.check_interrupt_fast()?;
             self.bind_loop_target(target, item, env)?;
             match self.exec_block(body, env)? {

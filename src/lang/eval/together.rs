@@ -119,6 +119,19 @@ pub fn in_call(ctx: &mut dyn Ctx) -> bool {
     ctx.state().get::<Current>().0.is_some()
 }
 
+/// The running call's meeting point, set aside while a generator's body runs on a stack
+/// of its own: a meeting there would switch the generator's stack rather than the call's,
+/// so inside a generator `meet` finds no call and the caller acts alone.
+pub(super) struct Aside(Option<*const Yielder<Resume, Offer>>);
+
+pub(super) fn set_aside(ctx: &mut dyn Ctx) -> Aside {
+    Aside(ctx.state().get::<Current>().0.take())
+}
+
+pub(super) fn put_back(ctx: &mut dyn Ctx, aside: Aside) {
+    ctx.state().get::<Current>().0 = aside.0;
+}
+
 fn stopped() -> PyErr {
     PyErr::new("GeneratorExit", "")
 }

@@ -111,7 +111,8 @@ pub struct Vm<'a> {
     pub err: String,
     pub last_flush: Instant,
     pub depth: usize,
-    pub yields: Vec<Vec<Value>>,
+    /// Set while a generator's body runs on this `Vm`: the way back to its resumer.
+    pub gen: Option<super::generator::GenLink>,
     pub pager: Vec<MimeBundle>,
     pub allow_stdin: bool,
     pub file: String,
@@ -139,7 +140,7 @@ impl<'a> Vm<'a> {
             err: String::new(),
             last_flush: Instant::now(),
             depth: 0,
-            yields: vec![],
+            gen: None,
             pager: vec![],
             allow_stdin,
             file,
@@ -314,7 +315,6 @@ impl Ctx for Vm<'_> {
     fn switch_thread(&mut self, thread: &mut ThreadState) {
         std::mem::swap(&mut self.depth, &mut thread.depth);
         std::mem::swap(&mut self.handling, &mut thread.handling);
-        std::mem::swap(&mut self.yields, &mut thread.yields);
         std::mem::swap(&mut self.repr_active, &mut thread.repr_active);
         std::mem::swap(&mut self.stack_limit, &mut thread.stack_limit);
     }

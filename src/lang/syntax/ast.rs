@@ -103,7 +103,7 @@ pub enum Expr {
     Dict(Vec<(Option<Expr>, Expr)>),
     Starred(Box<Expr>),
     Lambda(Rc<FuncDef>),
-    Comp(Box<CompDef>),
+    Comp(Rc<CompDef>),
     FStr(Vec<FPart>),
     Walrus(Name, Box<Expr>),
     /// `yield v` (false) or `yield from v` (true), inside a generator function.

@@ -223,7 +223,7 @@ impl Converter {
         let value = value.map(|v| self.expr(v));
         let nlocals = self.scopes.last().map(|s| s.locals.len()).unwrap_or(0);
         self.scopes.pop();
-        Expr::Comp(Box::new(CompDef {
+        Expr::Comp(std::rc::Rc::new(CompDef {
             kind,
             nlocals,
             first_iter,

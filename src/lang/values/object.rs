@@ -362,7 +362,7 @@ pub trait Ctx {
 
 /// What the interpreter keeps per thread of Python execution, as CPython keeps it per
 /// thread: the recursion depth, the exceptions being handled (for a bare `raise`), the
-/// values of generator bodies being run, the containers being printed, and the lowest
+/// containers being printed, and the lowest
 /// address the running stack may reach (`None`: the session thread's own stack, which
 /// `stacker` measures). Calls that take turns on one thread (`strategy.run`'s replicas)
 /// each keep one, so one replica's frames never see another's.
@@ -370,7 +370,6 @@ pub trait Ctx {
 pub struct ThreadState {
     pub(in crate::lang) depth: usize,
     pub(in crate::lang) handling: Vec<PyErr>,
-    pub(in crate::lang) yields: Vec<Vec<Value>>,
     pub(in crate::lang) repr_active: Vec<usize>,
     pub(in crate::lang) stack_limit: Option<usize>,
 }

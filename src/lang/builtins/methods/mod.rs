@@ -56,6 +56,9 @@ impl Vm<'_> {
                 if let Some(s) = this.downcast::<Set>() {
                     return self.set_method(this, s, name, a);
                 }
+                if let Some(g) = this.downcast::<crate::lang::eval::generator::Generator>() {
+                    return self.generator_method(this, g, name, a);
+                }
                 let m = self.get_attr(this, name)?;
                 self.call_value(&m, a)
             }
