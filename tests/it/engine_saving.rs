@@ -98,7 +98,7 @@ fn weights_files_round_trip_by_position() {
     let (cfg, r) = model();
     let path = dir.join("w.weights.h5");
     let w = r.get_weights().expect("w");
-    save_weights(&path, &cfg, &w).expect("save");
+    save_weights(&path, &cfg, &w, None).expect("save");
     // A model built later has other layer names; Keras matches weights by position.
     let mut names = mirror_kernel::keras::NameScope::default();
     names.unique("conv2d");
@@ -111,10 +111,10 @@ fn weights_files_round_trip_by_position() {
     )
     .expect("cfg");
     assert_ne!(other.layers[0].name, cfg.layers[0].name);
-    assert_eq!(load_weights(&path, &other).expect("load"), w);
+    assert_eq!(load_weights(&path, &other, None).expect("load").weights, w);
     let small =
         ModelConfig::sequential(&[3], vec![LayerKind::dense(2, "relu").expect("d")]).expect("cfg");
-    let err = load_weights(&path, &small).expect_err("wrong model");
+    let err = load_weights(&path, &small, None).expect_err("wrong model");
     assert_eq!(err.py_exception(), "ValueError");
 }
 
@@ -128,7 +128,8 @@ fn bad_paths_get_keras_messages() {
         "Invalid filepath extension for saving. Please add either a `.keras` extension for the native Keras format (recommended) or a `.h5` extension. Use `model.export(filepath)` if you want to export a SavedModel for use with TFLite/TFServing/etc. Received: filepath=model."
     );
     assert_eq!(err.py_exception(), "ValueError");
-    let err = save_weights(std::path::Path::new("w.h5"), &cfg, &snap.weights).expect_err("ext");
+    let err =
+        save_weights(std::path::Path::new("w.h5"), &cfg, &snap.weights, None).expect_err("ext");
     assert_eq!(
         err.to_string(),
         "The filename must end in `.weights.h5`. Received: filepath=w.h5"
@@ -164,10 +165,10 @@ fn damaged_files_give_errors_not_panics() {
     std::fs::write(&p, &flipped).expect("write");
     assert!(load_model(&p).is_err());
     let wp = dir.join("w.weights.h5");
-    save_weights(&wp, &cfg, &r.get_weights().expect("w")).expect("save");
+    save_weights(&wp, &cfg, &r.get_weights().expect("w"), None).expect("save");
     let wb = std::fs::read(&wp).expect("read");
     std::fs::write(&wp, &wb[..wb.len() - 5]).expect("write");
-    let err = load_weights(&wp, &cfg).expect_err("truncated weights");
+    let err = load_weights(&wp, &cfg, None).expect_err("truncated weights");
     assert!(
         matches!(err, KerasError::Corrupt { .. } | KerasError::Io { .. }),
         "{err}"
@@ -204,7 +205,7 @@ impl Callback for Guard {
             self.best = loss;
             let weights = model.get_weights()?;
             let path = self.dir.join(format!("best-{epoch}.weights.h5"));
-            save_weights(&path, model.config(), &weights)?;
+            save_weights(&path, model.config(), &weights, None)?;
             self.saved.push((epoch, path));
             self.best_weights = Some(weights);
             return Ok(false);
@@ -250,7 +251,7 @@ fn a_callback_steers_training_through_the_epoch_loop() {
     let (_, best) = guard.saved.last().expect("a saved file").clone();
     let cfg = r.config().clone();
     assert_eq!(
-        load_weights(&best, &cfg).expect("load"),
+        load_weights(&best, &cfg, None).expect("load").weights,
         r.get_weights().expect("w")
     );
 }

@@ -37,6 +37,7 @@ mod engine_replicas;
 mod engine_saving;
 mod engine_threads;
 mod ipython_binding;
+mod keras_backup;
 mod keras_callbacks;
 mod keras_files;
 mod keras_fit_access;

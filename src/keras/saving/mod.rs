@@ -377,23 +377,50 @@ pub fn load_any(path: &Path) -> KResult<Loaded> {
     }))
 }
 
-/// `model.save_weights("name.weights.h5")`.
-pub fn save_weights(path: &Path, config: &ModelConfig, weights: &[HostArray]) -> KResult<()> {
+/// `model.save_weights("name.weights.h5")`: the weights and, for a compiled model, the
+/// optimizer's state with its learning rate, as Keras 3 writes both into the one file.
+pub fn save_weights(
+    path: &Path,
+    config: &ModelConfig,
+    weights: &[HostArray],
+    optimizer: Option<(&OptimizerState, f32)>,
+) -> KResult<()> {
     check_weights_path(path)?;
-    write_atomic(path, &hdf5::keras3::encode(path, config, weights, None)?)
+    write_atomic(
+        path,
+        &hdf5::keras3::encode(path, config, weights, optimizer)?,
+    )
 }
 
-/// `model.load_weights("name.weights.h5")`: weights in Keras order, checked against the
-/// model's variables.
-pub fn load_weights(path: &Path, config: &ModelConfig) -> KResult<Vec<HostArray>> {
+/// What a weights file holds for a model: its weights in Keras order, checked against the
+/// model's variables, and (for a compiled model, when the file has them) the number of
+/// optimizer variables it holds with the optimizer's state, or why that state does not fit
+/// this model's optimizer (Keras's warning, which skips it).
+#[derive(Debug)]
+pub struct WeightsFile {
+    pub weights: Vec<HostArray>,
+    pub optimizer: hdf5::keras3::FoundOptimizer,
+}
+
+/// `model.load_weights("name.weights.h5")`.
+pub fn load_weights(
+    path: &Path,
+    config: &ModelConfig,
+    compile: Option<&CompileConfig>,
+) -> KResult<WeightsFile> {
     check_weights_path(path)?;
     let bytes = read_file(path)?;
     if !hdf5::is_hdf5(&bytes) && bytes.get(8) == Some(&b'{') {
         // A safetensors file (an eight-byte header length, then JSON) from an earlier
-        // version of this kernel.
-        return Ok(tensors::decode(path, config, &bytes, None)?.0);
+        // version of this kernel, which kept weights only.
+        let weights = tensors::decode(path, config, &bytes, None)?.0;
+        return Ok(WeightsFile {
+            weights,
+            optimizer: None,
+        });
     }
-    Ok(hdf5::keras3::decode(path, config, bytes, None)?.0)
+    let (weights, optimizer) = hdf5::keras3::decode_weights_file(path, config, bytes, compile)?;
+    Ok(WeightsFile { weights, optimizer })
 }
 
 /// `model.save_weights("name.weights.h5")` of a model described by its objects alone (a

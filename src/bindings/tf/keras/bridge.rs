@@ -98,29 +98,52 @@ impl Bridge<'_> {
         }
         Ok(())
     }
-    /// A hook that does not need the layers' variables current, then the saves it asked for.
+    /// A hook that does not need the layers' variables current, each callback's saves done
+    /// before the next callback runs.
     fn py_saving(
         &mut self,
         hook: &str,
         pos: Vec<Value>,
         logs: &Value,
-        t: &dyn Trainer,
+        t: &mut dyn Trainer,
     ) -> KResult<()> {
-        self.py(hook, pos, logs)?;
-        self.saves(t)
+        self.each(hook, pos, logs, t, false)
     }
-    fn py(&mut self, hook: &str, pos: Vec<Value>, logs: &Value) -> KResult<()> {
-        let r = {
-            let mut g = self.ctx.borrow_mut();
-            self.list.call(&mut **g, hook, pos, logs)
-        };
-        match r {
-            Ok(()) => Ok(()),
-            Err(e) => {
+    /// Calls `hook` on every callback in order. The saves a callback asked for are done as
+    /// soon as it returns, before the next one runs, and also when it fails: a backup or
+    /// checkpoint written by one callback is on disk even when a later one (or the same one,
+    /// after saving) raises, as in Keras, where `save` writes at once. With `live`, the
+    /// layers' variables hold the trainer's weights for each callback, and what a callback
+    /// changed goes back into the trainer before the next one sees it.
+    fn each(
+        &mut self,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+        t: &mut dyn Trainer,
+        live: bool,
+    ) -> KResult<()> {
+        let state = self.state.clone();
+        let model = state.downcast::<ModelObj>().filter(|_| live);
+        let py = |e: PyErr| KerasError::Value(e.to_string());
+        if let Some(m) = model {
+            m.engine_vars.borrow_mut().pull_from(t).map_err(py)?;
+        }
+        for cb in self.list.items.clone() {
+            let r = {
+                let mut g = self.ctx.borrow_mut();
+                CallbackList::call_one(&mut **g, &cb, hook, pos.clone(), logs)
+            };
+            if let Some(m) = model {
+                m.engine_vars.borrow_mut().push(t).map_err(py)?;
+            }
+            self.saves(t)?;
+            if let Err(e) = r {
                 self.err = Some(e);
-                Err(KerasError::Interrupted)
+                return Err(KerasError::Interrupted);
             }
         }
+        Ok(())
     }
     fn emit(&self, out: Output) {
         self.ctx.borrow_mut().emit(out);
@@ -134,16 +157,7 @@ impl Bridge<'_> {
         logs: &Value,
         t: &mut dyn Trainer,
     ) -> KResult<()> {
-        let state = self.state.clone();
-        let Some(m) = state.downcast::<ModelObj>() else {
-            return self.py(hook, pos, logs);
-        };
-        let py = |e: PyErr| KerasError::Value(e.to_string());
-        m.engine_vars.borrow_mut().pull_from(t).map_err(py)?;
-        let r = self.py(hook, pos, logs);
-        m.engine_vars.borrow_mut().push(t).map_err(py)?;
-        r?;
-        self.saves(t)
+        self.each(hook, pos, logs, t, true)
     }
     fn stop(&self) -> bool {
         let mut g = self.ctx.borrow_mut();

@@ -117,6 +117,19 @@ impl CallbackList {
             })
     }
 
+    /// The epoch a restoring callback continues from, after it loaded its weights through
+    /// `load` (see `Rule::resume`); the last such callback has the final word, as each sets
+    /// Keras's `model._initial_epoch` in turn.
+    pub fn resume(&self, load: &mut dyn FnMut(&str) -> PyResult<()>) -> PyResult<Option<usize>> {
+        let mut epoch = None;
+        for cb in &self.items {
+            if let Some(Kind::Rule(r)) = cb.downcast::<CallbackObj>().map(|c| &c.kind) {
+                epoch = r.resume(load)?.or(epoch);
+            }
+        }
+        Ok(epoch)
+    }
+
     /// Calls `hook(*pos, logs=logs)` on every callback in order; the first error ends it.
     pub fn call(
         &self,
@@ -126,9 +139,21 @@ impl CallbackList {
         logs: &Value,
     ) -> PyResult<()> {
         for cb in &self.items {
-            let f = ctx.getattr(cb, hook)?;
-            ctx.call(&f, Args::new(pos.clone()).with_kw("logs", logs.clone()))?;
+            Self::call_one(ctx, cb, hook, pos.clone(), logs)?;
         }
+        Ok(())
+    }
+
+    /// Calls `hook(*pos, logs=logs)` on one callback.
+    pub fn call_one(
+        ctx: &mut dyn Ctx,
+        cb: &Value,
+        hook: &str,
+        pos: Vec<Value>,
+        logs: &Value,
+    ) -> PyResult<()> {
+        let f = ctx.getattr(cb, hook)?;
+        ctx.call(&f, Args::new(pos).with_kw("logs", logs.clone()))?;
         Ok(())
     }
 }

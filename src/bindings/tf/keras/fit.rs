@@ -422,6 +422,10 @@ fn fit(m: &ModelObj, this: &Value, mv: &Value, args: &Args, ctx: &mut dyn Ctx) -
         ("epochs", Value::Int(opts.epochs as i64)),
     ]);
     list.set_model(ctx, this, &params)?;
+    let resumed = list.resume(&mut |path| load_weights_from(m, this, mv, path, true, ctx))?;
+    if let Some(epoch) = resumed {
+        opts.initial_epoch = epoch;
+    }
     m.stop_training.set(false);
     set_attr(ctx, this, "stop_training", Value::Bool(false))?;
     let flag = ctx.interrupt_flag();
@@ -830,10 +834,16 @@ fn save(
     Ok(Value::None)
 }
 
-/// Saves a trainer's model (`.keras`) or its weights (`.weights.h5`).
+/// Saves a trainer's model (`.keras`) or its weights (`.weights.h5`, with the optimizer's
+/// state and current learning rate when compiled, as Keras 3's `save_weights` writes them).
 pub fn save_trainer(t: &dyn Trainer, path: &str, weights_only: bool) -> KResult<()> {
     if weights_only {
-        crate::keras::save_weights(Path::new(path), t.config(), &t.get_weights()?)
+        let state = match t.compiled() {
+            Some(_) => Some(t.optimizer_state()?),
+            None => None,
+        };
+        let optimizer = state.as_ref().map(|s| (s, t.learning_rate()));
+        crate::keras::save_weights(Path::new(path), t.config(), &t.get_weights()?, optimizer)
     } else {
         let saved = crate::keras::SavedModel::from_trainer(t)?;
         crate::keras::save_model(Path::new(path), &saved)
@@ -848,26 +858,68 @@ fn load_weights(
     ctx: &mut dyn Ctx,
 ) -> PyResult<Value> {
     let path = path_arg(args, "load_weights")?;
-    if described_by_objects(m) {
-        super::saving::load_tracked_weights(m, this, &path, ctx)?;
-        return Ok(Value::None);
-    }
-    if m.is_built() && !m.has_engine() {
-        with_op_trainer(m, this, mv, ctx, |t| {
-            let ws = crate::keras::load_weights(Path::new(&path), t.config()).map_err(kerr)?;
-            t.set_weights(&ws).map_err(kerr)
-        })?;
-        return Ok(Value::None);
-    }
-    let cfg = m
-        .config
-        .borrow()
-        .clone()
-        .ok_or_else(|| PyErr::value_error("Build the model before loading weights into it."))?;
-    let ws = crate::keras::load_weights(Path::new(&path), &cfg).map_err(kerr)?;
-    m.with_engine(|e| e.trainer().set_weights(&ws).map_err(kerr))?;
-    m.pull_engine()?;
+    load_weights_from(m, this, mv, &path, false, ctx)?;
     Ok(Value::None)
+}
+
+/// `model.load_weights(path)`; `build` builds the optimizer first, as `BackupAndRestore`
+/// does, so that the file's optimizer state is restored even before the first step.
+pub(crate) fn load_weights_from(
+    m: &ModelObj,
+    this: &Value,
+    mv: &Value,
+    path: &str,
+    build: bool,
+    ctx: &mut dyn Ctx,
+) -> PyResult<()> {
+    if described_by_objects(m) {
+        return super::saving::load_tracked_weights(m, this, path, ctx);
+    }
+    let warning = if m.is_built() && !m.has_engine() {
+        with_op_trainer(m, this, mv, ctx, |t| {
+            restore_trainer(t, path, build).map_err(kerr)
+        })?
+    } else {
+        if m.config.borrow().is_none() {
+            return Err(PyErr::value_error(
+                "Build the model before loading weights into it.",
+            ));
+        }
+        let warning = m.with_engine(|e| restore_trainer(e.trainer(), path, build).map_err(kerr))?;
+        m.pull_engine()?;
+        warning
+    };
+    if let Some(w) = warning {
+        super::schedules::warn(ctx, &w);
+    }
+    Ok(())
+}
+
+/// Puts a weights file into a trainer: the weights, then the optimizer's state. Keras loads
+/// an optimizer's variables only into an optimizer that is built (it has taken a step, or
+/// `build` asks for it); one that is not holds two variables (the step count and the
+/// learning rate), and Keras warns and skips the file's variables unless they are two as
+/// well. A file whose optimizer does not fit this one (another optimizer, another model) is
+/// skipped with Keras's warning too. Returns that warning.
+fn restore_trainer(t: &mut dyn Trainer, path: &str, build: bool) -> KResult<Option<String>> {
+    let compile = t.compiled().cloned();
+    let file = crate::keras::load_weights(Path::new(path), t.config(), compile.as_ref())?;
+    t.set_weights(&file.weights)?;
+    let (Some(compile), Some((held, state))) = (compile, file.optimizer) else {
+        return Ok(None);
+    };
+    let built = build || t.optimizer_state()?.iterations > 0;
+    match (built, state) {
+        (true, Ok(s)) => t.set_optimizer_state(&s).map(|_| None),
+        (true, Err(e)) => Ok(Some(e.to_string())),
+        (false, _) if held != 2 => Ok(Some(format!(
+            "Skipping variable loading for optimizer '{}', because it has 2 variables whereas the saved optimizer has {held} variables. ",
+            crate::keras::saving::naming::snake_case(compile.optimizer.class_name())
+        ))),
+        (false, Ok(s)) => t.set_optimizer_state(&s).map(|_| None),
+        // Both hold only a step count and a learning rate, of optimizers that differ.
+        (false, Err(_)) => Ok(None),
+    }
 }
 
 fn summary(this: &Value, m: &ModelObj, ctx: &mut dyn Ctx) -> PyResult<Value> {

@@ -2,6 +2,7 @@
 //! submodule converts language values to the engine's Keras types and back; the numerics
 //! live in the keras and distribute parts.
 
+pub mod backup;
 pub mod bridge;
 pub mod callbacks;
 pub mod checkpoint;

@@ -24,6 +24,12 @@ pub trait Rule {
     fn reads_weights_per_batch(&self) -> bool {
         false
     }
+    /// Before the first epoch, a callback that restores an interrupted training
+    /// (`BackupAndRestore`) loads its weights file through `load` (the model's
+    /// `load_weights`, with the optimizer built) and names the epoch to continue from.
+    fn resume(&self, _load: &mut dyn FnMut(&str) -> PyResult<()>) -> PyResult<Option<usize>> {
+        Ok(None)
+    }
 }
 
 pub(crate) fn warn(ctx: &mut dyn Ctx, text: &str) {
@@ -265,4 +271,5 @@ pub fn register(m: &NativeModule) {
     super::plateau::register(m);
     super::csv_logger::register(m);
     super::tensorboard::register(m);
+    super::backup::register(m);
 }

@@ -17,7 +17,7 @@ use crate::keras::config::{LayerKind, ModelConfig};
 use crate::keras::error::{KResult, KerasError};
 use crate::keras::init::HostArray;
 use crate::keras::replica::OptimizerState;
-use crate::keras::saving::{optimized, read_optimizer_state};
+use crate::keras::saving::optimized;
 use hdf5_pure::{AttrValue, FileBuilder, GroupBuilder};
 use std::path::Path;
 
@@ -155,13 +155,26 @@ pub fn encode(
 }
 
 /// Reads the weights (in the model's variable order) and, when `compile` is given and the
-/// file holds them, the optimizer's step counter and slots.
+/// file holds them, the optimizer's step counter and slots (an optimizer that does not fit
+/// the model is an error: an archive's compile config names the optimizer it holds).
 pub fn decode(
     path: &Path,
     config: &ModelConfig,
     bytes: Vec<u8>,
     compile: Option<&CompileConfig>,
 ) -> KResult<(Vec<HostArray>, Option<OptimizerState>)> {
+    let (weights, optimizer) = decode_weights_file(path, config, bytes, compile)?;
+    Ok((weights, optimizer.map(|(_, s)| s).transpose()?))
+}
+
+/// Reads the weights as [`decode`] does, leaving an optimizer that does not fit the model
+/// to the caller (`load_weights` warns and skips it, as Keras does).
+pub fn decode_weights_file(
+    path: &Path,
+    config: &ModelConfig,
+    bytes: Vec<u8>,
+    compile: Option<&CompileConfig>,
+) -> KResult<(Vec<HostArray>, FoundOptimizer)> {
     let plan = config.plan()?;
     let file = super::open(path, bytes)?;
     let root = file.root();
@@ -201,27 +214,13 @@ pub fn decode(
             read_f32(path, &d, &v.path, &v.shape)?,
         ));
     }
-    let optimizer = match (compile, root.group("optimizer")) {
-        (Some(c), Ok(o)) => {
-            let vars = group(path, &o, "vars")?;
-            let n = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
-            let expected = 2 + n * optimized(&plan.vars).count();
-            let held = vars.datasets().map(|d| d.len()).unwrap_or(0);
-            if held != expected {
-                return Err(KerasError::Value(format!(
-                    "The optimizer in the file holds {held} variables and this model's {} needs {expected}.",
-                    c.optimizer.class_name()
-                )));
-            }
-            let iterations = read_scalar_i64(path, &dataset(path, &vars, "0")?, "iterations")?;
-            let state = read_optimizer_state(&plan.vars, n, iterations, |i, v, k| {
-                let at = (2 + i * n + k).to_string();
-                let d = dataset(path, &vars, &at)?;
-                read_f32(path, &d, &format!("optimizer/vars/{at}"), &v.shape)
-            })?;
-            Some(state)
+    let optimizer = match compile {
+        Some(c) => {
+            let shapes: Vec<_> = optimized(&plan.vars).map(|v| v.shape.clone()).collect();
+            let slots = c.optimizer.step(c.optimizer.learning_rate, 1).slots();
+            read_optimizer(path, &root, &shapes, slots, c.optimizer.class_name())?
         }
-        _ => None,
+        None => None,
     };
     Ok((weights, optimizer))
 }
@@ -310,6 +309,10 @@ fn write_optimizer(fb: &mut FileBuilder, opt: &OptimizerState, lr: f32) {
     fb.add_group(o.finish());
 }
 
+/// An optimizer found in a weights file: the number of variables it holds, and its state
+/// or why that does not fit the model's optimizer; `None` when the file holds none.
+pub type FoundOptimizer = Option<(usize, KResult<OptimizerState>)>;
+
 /// Reads the optimizer's state of a model whose trainable variables have `shapes` (in
 /// Keras order), `slots` slots each; `None` when the file holds no optimizer.
 pub fn decode_optimizer(
@@ -320,16 +323,35 @@ pub fn decode_optimizer(
     optimizer: &str,
 ) -> KResult<Option<OptimizerState>> {
     let file = super::open(path, bytes)?;
-    let Ok(o) = file.root().group("optimizer") else {
+    let found = read_optimizer(path, &file.root(), shapes, slots, optimizer)?;
+    found.map(|(_, state)| state).transpose()
+}
+
+/// The optimizer's state under a file's root (`optimizer/vars`: the step count, the
+/// learning rate, then each optimized variable's slots), when the file has one, with the
+/// number of variables it holds: `Err` with Keras's reason when that is not the number the
+/// model's `optimizer` (its class name) keeps for variables of these `shapes`, which a
+/// caller treats as fatal (an archive names its optimizer) or as Keras's warning
+/// (`load_weights`, which skips them).
+fn read_optimizer(
+    path: &Path,
+    root: &hdf5_pure::Group,
+    shapes: &[Vec<usize>],
+    slots: usize,
+    optimizer: &str,
+) -> KResult<FoundOptimizer> {
+    let Ok(o) = root.group("optimizer") else {
         return Ok(None);
     };
     let vars = group(path, &o, "vars")?;
     let expected = 2 + slots * shapes.len();
     let held = vars.datasets().map(|d| d.len()).unwrap_or(0);
     if held != expected {
-        return Err(KerasError::Value(format!(
-            "The optimizer in the file holds {held} variables and this model's {optimizer} needs {expected}."
-        )));
+        let why = format!(
+            "Skipping variable loading for optimizer '{}', because it has {expected} variables whereas the saved optimizer has {held} variables. ",
+            crate::keras::saving::naming::snake_case(optimizer)
+        );
+        return Ok(Some((held, Err(KerasError::Value(why)))));
     }
     let iterations = read_scalar_i64(path, &dataset(path, &vars, "0")?, "iterations")?;
     let mut all = Vec::with_capacity(shapes.len());
@@ -343,10 +365,11 @@ pub fn decode_optimizer(
         }
         all.push(per);
     }
-    Ok(Some(OptimizerState {
+    let state = OptimizerState {
         iterations: iterations.max(0) as u64,
         slots: all,
-    }))
+    };
+    Ok(Some((held, Ok(state))))
 }
 
 /// The bytes of a file holding `layers` of the model named `model`, and the optimizer's
