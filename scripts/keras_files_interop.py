@@ -1,8 +1,10 @@
 """Opt-in check that files this kernel writes open in real Keras: the kernel trains an MLP,
 a CNN and a functional chain for one epoch and saves each as `.keras`, legacy `.h5` and
 `.weights.h5`, and a graph that is not a chain (two inputs, two outputs, Concatenate, Add,
-a shared layer) as `.keras` and `.h5`, with its predictions on fixed inputs; this script then loads
-every file in real Keras 3 and compares the predictions.
+a shared layer) as `.keras` and `.h5`, and three models built on a user's classes (the
+classes of tests/fixtures/keras/make_custom_files_reference.py: a Sequential holding a
+registered layer and a registered subclassed model) as `.keras`, with its predictions on fixed inputs; this script then
+loads every file in real Keras 3 and compares the predictions.
 
 Run with a Python that has TensorFlow 2.21 / Keras 3.15, after `cargo build`:
 
@@ -58,6 +60,35 @@ print('graph', [v[:4].tolist() for v in gx], [p.tolist() for p in m.predict([v[:
 """
 
 
+# Models on a user's classes (defined before this part from the fixture's source).
+CUSTOM_PART = """cx = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype='float32')
+ca = keras.Sequential([keras.Input((3,)), MyDense(4), keras.layers.Dense(2)])
+ca.compile(optimizer='adam', loss='mse')
+ca.fit(cx, np.ones((2, 2), 'float32'), verbose=0)
+cb = TwoDense(hidden=5, out=2)
+cb(cx)
+for n, model in [('custom_seq', ca), ('custom_subclassed', cb)]:
+    model.save({stem!r} + n + '.keras')
+    print('custom', n, cx.tolist(), model.predict(cx, verbose=0).tolist())
+"""
+
+CLASSES_FILE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "..", "tests", "fixtures", "keras", "files", "custom_files_reference.json",
+)
+
+
+def check_custom(tf, d, line):
+    """Loads one of the kernel's archives of a user's classes in Keras."""
+    _, name, rest = line.split(" ", 2)
+    x, want = json.loads("[" + rest.replace("]] [[", "]], [[") + "]")
+    model = tf.keras.models.load_model(os.path.join(d, f"{name}.keras"))
+    diff = float(np.abs(model.predict(np.array(x, dtype="float32"), verbose=0) - np.array(want)).max())
+    ok = diff <= 1e-6
+    print(f"{name}.keras: {'ok' if ok else 'DIFFERS'} (max difference {diff:.2e})")
+    return int(not ok)
+
+
 def check_graph(tf, d, line):
     """Loads the kernel's graph files in Keras and compares their two outputs."""
     x, want = json.loads("[" + line.split(" ", 1)[1].replace("]]] [[[", "]]], [[[") + "]")
@@ -77,11 +108,16 @@ def main():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
+    with open(CLASSES_FILE) as f:
+        source = json.load(f)["classes"]
+    # Real Keras registers the classes as the kernel's cell does.
+    exec(source, {"tf": tf, "keras": tf.keras})
     failed = 0
     with tempfile.TemporaryDirectory() as d:
         cell = os.path.join(d, "save.py")
         with open(cell, "w") as f:
-            f.write(PRELUDE)
+            f.write(PRELUDE + "from tensorflow import keras\n" + source)
+            f.write(CUSTOM_PART.format(stem=os.path.join(d, "")))
             for name, (shape, make) in MODELS.items():
                 stem = os.path.join(d, name)
                 f.write(KERNEL_PART.format(make=make, batch=(16,) + shape, stem=stem, name=name))
@@ -89,6 +125,9 @@ def main():
         out = subprocess.run([kernel, "exec", cell], check=True, capture_output=True, text=True)
         want, inputs = {}, {}
         for line in out.stdout.splitlines():
+            if line.startswith("custom "):
+                failed += check_custom(tf, d, line)
+                continue
             if line.startswith("graph "):
                 failed += check_graph(tf, d, line)
                 continue

@@ -39,6 +39,7 @@ mod engine_threads;
 mod ipython_binding;
 mod keras_backup;
 mod keras_callbacks;
+mod keras_custom_files;
 mod keras_files;
 mod keras_fit_access;
 mod keras_fit_weights;

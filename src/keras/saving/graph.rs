@@ -30,12 +30,24 @@ pub struct GraphCall {
     pub list: bool,
 }
 
-/// A layer of the graph: an `InputLayer` (`kind` is `None`, `batch_shape` its shape) or a
-/// built-in layer, with its calls in order.
+/// What a layer of the graph is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphNode {
+    /// An `InputLayer` (its shape is the layer's `batch_shape`).
+    Input,
+    /// One of Keras's built-in layers.
+    Builtin(LayerKind),
+    /// A user's layer, kept as the entry Keras writes for it (`module`, `class_name`,
+    /// `config`, `registered_name`, `build_config`, and `name` and `inbound_nodes`, which
+    /// writing sets again); the bindings make it and read it.
+    Custom(Value),
+}
+
+/// A layer of the graph with its calls in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphLayer {
     pub name: String,
-    pub kind: Option<LayerKind>,
+    pub kind: GraphNode,
     pub batch_shape: Vec<Option<usize>>,
     pub calls: Vec<GraphCall>,
 }
@@ -68,6 +80,13 @@ fn triples_json(t: &[(String, usize, usize)]) -> Value {
     }
 }
 
+impl GraphLayer {
+    /// Whether the layer is an `InputLayer`.
+    pub fn is_input(&self) -> bool {
+        self.kind == GraphNode::Input
+    }
+}
+
 impl GraphConfig {
     /// The model's entry of `config.json` (without `compile_config`).
     pub fn to_json(&self) -> Value {
@@ -87,11 +106,12 @@ impl GraphConfig {
                 })
                 .collect();
             let mut v = match &l.kind {
-                None => json!({"module": "keras.layers", "class_name": "InputLayer",
+                GraphNode::Custom(entry) => entry.clone(),
+                GraphNode::Input => json!({"module": "keras.layers", "class_name": "InputLayer",
                     "config": {"batch_shape": dims_json(&l.batch_shape), "dtype": "float32",
                         "sparse": false, "ragged": false, "name": l.name, "optional": false},
                     "registered_name": null}),
-                Some(kind) => {
+                GraphNode::Builtin(kind) => {
                     let spec = LayerSpec {
                         name: l.name.clone(),
                         kind: kind.clone(),
@@ -160,7 +180,7 @@ impl GraphConfig {
             self.layers
                 .iter()
                 .find(|l| l.name == layer)
-                .is_some_and(|l| node < l.calls.len().max(usize::from(l.kind.is_none())))
+                .is_some_and(|l| node < l.calls.len().max(usize::from(l.is_input())))
         };
         let refs = self
             .layers
@@ -187,7 +207,7 @@ impl GraphConfig {
         let [first, rest @ ..] = self.layers.as_slice() else {
             return false;
         };
-        if first.kind.is_some() || self.inputs.len() != 1 || self.outputs.len() != 1 {
+        if !first.is_input() || self.inputs.len() != 1 || self.outputs.len() != 1 {
             return false;
         }
         let mut prev = &first.name;
@@ -198,7 +218,11 @@ impl GraphConfig {
             let [t] = call.inputs.as_slice() else {
                 return false;
             };
-            if l.kind.is_none() || call.list || &t.layer != prev || t.node != 0 {
+            if !matches!(l.kind, GraphNode::Builtin(_))
+                || call.list
+                || &t.layer != prev
+                || t.node != 0
+            {
                 return false;
             }
             prev = &l.name;
@@ -279,12 +303,17 @@ fn graph_layer(l: &Value) -> KResult<GraphLayer> {
             .ok_or_else(|| bad(&format!("input layer '{name}' has no batch_shape")))?;
         return Ok(GraphLayer {
             name,
-            kind: None,
+            kind: GraphNode::Input,
             batch_shape: shape,
             calls: vec![],
         });
     }
-    let spec = layer_from(l)?.ok_or_else(|| bad("a layer"))?;
+    let kind = if super::is_custom(l) {
+        // Kept whole: Keras's errors for it show the entry as the file holds it.
+        GraphNode::Custom(l.clone())
+    } else {
+        GraphNode::Builtin(layer_from(l)?.ok_or_else(|| bad("a layer"))?.kind)
+    };
     let calls = l
         .get("inbound_nodes")
         .and_then(Value::as_array)
@@ -293,7 +322,7 @@ fn graph_layer(l: &Value) -> KResult<GraphLayer> {
         .unwrap_or_default();
     Ok(GraphLayer {
         name,
-        kind: Some(spec.kind),
+        kind,
         batch_shape: vec![],
         calls,
     })
@@ -352,7 +381,7 @@ mod tests {
     fn skip() -> GraphConfig {
         let layer = |name: &str, kind, calls| GraphLayer {
             name: String::from(name),
-            kind: Some(kind),
+            kind: GraphNode::Builtin(kind),
             batch_shape: vec![],
             calls,
         };
@@ -361,7 +390,7 @@ mod tests {
             layers: vec![
                 GraphLayer {
                     name: "x".into(),
-                    kind: None,
+                    kind: GraphNode::Input,
                     batch_shape: vec![None, Some(3)],
                     calls: vec![],
                 },

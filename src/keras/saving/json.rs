@@ -207,9 +207,7 @@ fn functional_json(m: &ModelConfig, mut layers: Vec<Value>, shapes: &[Vec<usize>
 /// The whole `config.json`: the model, and `compile_config` when it was compiled.
 pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<Value> {
     let plan = m.plan()?;
-    let mut layers = vec![json!({"module": "keras.layers", "class_name": "InputLayer",
-        "config": {"batch_shape": batch_shape(&m.input_shape), "dtype": "float32",
-        "sparse": false, "name": m.input_name}, "registered_name": null})];
+    let mut layers = vec![input_layer_json(&m.input_name, &m.input_shape)];
     for (l, ins) in m.layers.iter().zip(&plan.in_shapes) {
         layers.push(layer_json(l, ins));
     }
@@ -219,15 +217,43 @@ pub fn model_json(m: &ModelConfig, compile: Option<&CompileConfig>) -> KResult<V
             .collect();
         functional_json(m, layers, &shapes)
     } else {
-        json!({"module": "keras", "class_name": "Sequential",
-        "config": {"name": m.name, "trainable": true, "dtype": "float32", "layers": layers,
-            "build_input_shape": batch_shape(&m.input_shape)},
-        "registered_name": null, "build_config": {"input_shape": batch_shape(&m.input_shape)}})
+        sequential_json(&m.name, &m.input_shape, layers)
     };
     if let (Some(c), Some(obj)) = (compile, v.as_object_mut()) {
         obj.insert("compile_config".into(), compile_json(c));
     }
     Ok(v)
+}
+
+/// The `InputLayer` entry that opens a Sequential's layers.
+pub fn input_layer_json(name: &str, shape: &[usize]) -> Value {
+    json!({"module": "keras.layers", "class_name": "InputLayer",
+        "config": {"batch_shape": batch_shape(shape), "dtype": "float32",
+        "sparse": false, "name": name}, "registered_name": null})
+}
+
+/// A Sequential's entry of `config.json` around its layers' entries (the `InputLayer`
+/// first), without `compile_config`.
+pub fn sequential_json(name: &str, input_shape: &[usize], layers: Vec<Value>) -> Value {
+    json!({"module": "keras", "class_name": "Sequential",
+    "config": {"name": name, "trainable": true, "dtype": "float32", "layers": layers,
+        "build_input_shape": batch_shape(input_shape)},
+    "registered_name": null, "build_config": {"input_shape": batch_shape(input_shape)}})
+}
+
+/// A built-in layer's entry of `config.json`, built for inputs of `input` features (the
+/// batch axis left out), for a model described by its objects.
+pub fn builtin_layer_json(name: &str, kind: &LayerKind, input: &[usize]) -> Value {
+    let spec = LayerSpec {
+        name: name.to_string(),
+        kind: kind.clone(),
+    };
+    layer_json(&spec, input)
+}
+
+/// The built-in layer an entry of `config.json` describes (None for an `InputLayer`).
+pub fn builtin_layer_from(v: &Value) -> KResult<Option<LayerSpec>> {
+    layer_from(v)
 }
 
 /// The `weighted_metrics` of a compile config as `compile` took them (Keras's `weighted_`

@@ -24,8 +24,9 @@ pub mod naming;
 mod tensors;
 
 pub use json::{
-    compile_from_json, compile_json, init_json, kind_config, model_from_json, model_json,
-    optimizer_from_json, optimizer_json,
+    builtin_layer_from, builtin_layer_json, compile_from_json, compile_json, init_json,
+    input_layer_json, kind_config, model_from_json, model_json, optimizer_from_json,
+    optimizer_json, sequential_json,
 };
 
 use super::compile::CompileConfig;
@@ -254,8 +255,70 @@ pub fn save_graph_model(
     if let (Some(c), Some(o)) = (compile, config.as_object_mut()) {
         o.insert("compile_config".into(), compile_json(c));
     }
-    let config = serde_json::to_vec(&config).map_err(|e| corrupt(path, e))?;
-    let weights = hdf5::keras3::encode_objects(path, &graph.name, layers, optimizer)?;
+    save_objects(path, &config, &graph.name, layers, optimizer)
+}
+
+/// Whether an entry of `config.json` is a user's object rather than one of Keras's: Keras
+/// writes `module` as `keras` or `keras.*` for its own classes and as None (a class
+/// defined in a notebook) or the user's module for others. An entry without `module`
+/// (files of Keras 2) is Keras's.
+pub fn is_custom(entry: &serde_json::Value) -> bool {
+    match entry.get("module") {
+        None => false,
+        Some(m) => !m
+            .as_str()
+            .is_some_and(|m| m == "keras" || m.starts_with("keras.")),
+    }
+}
+
+/// Whether a model's entry of `config.json` is a user's model or holds a user's layer
+/// among its `layers`: such a model is made by the bindings, which know the user's
+/// classes.
+pub fn holds_custom(config: &serde_json::Value) -> bool {
+    is_custom(config)
+        || config
+            .get("config")
+            .and_then(|c| c.get("layers"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|ls| ls.iter().any(is_custom))
+}
+
+/// `config.json` and the bytes of `model.weights.h5` of a `.keras` archive, unread.
+pub fn read_archive(path: &Path) -> KResult<(serde_json::Value, Vec<u8>)> {
+    let s = shown(path);
+    let bytes = read_file(path).map_err(|e| match e {
+        KerasError::NotFound(_) => KerasError::Value(format!(
+            "File not found: filepath={s}. Please ensure the file is an accessible `.keras` zip file."
+        )),
+        e => e,
+    })?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| corrupt(path, format!("not a valid .keras archive ({e})")))?;
+    let config: serde_json::Value =
+        serde_json::from_slice(&zip_entry(&mut zip, path, "config.json")?)
+            .map_err(|e| corrupt(path, format!("config.json: {e}")))?;
+    let weights = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
+    Ok((config, weights))
+}
+
+/// `model.save("name.keras")` of a model described by its objects (a functional graph
+/// that is not a chain, a subclassed model, a model holding a user's layers): the given
+/// `config.json` entry (with its `compile_config`), and `model.weights.h5` with each
+/// object's variables at its path and the optimizer's state (with its learning rate).
+pub fn save_objects(
+    path: &Path,
+    config: &serde_json::Value,
+    model: &str,
+    layers: &[hdf5::keras3::LayerWeights],
+    optimizer: Option<(&OptimizerState, f32)>,
+) -> KResult<()> {
+    if !shown(path).ends_with(".keras") {
+        return Err(KerasError::Value(format!(
+            "The model '{model}' holds objects of the user's classes; save it as a `.keras` archive (the legacy .h5 format is not written for them here)."
+        )));
+    }
+    let config = serde_json::to_vec(config).map_err(|e| corrupt(path, e))?;
+    let weights = hdf5::keras3::encode_objects(path, model, layers, optimizer)?;
     write_archive(path, &config, &weights)
 }
 

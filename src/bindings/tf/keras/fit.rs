@@ -26,7 +26,7 @@ use super::bridge::{Bridge, Display};
 use super::callbacks::{new_history, set_attr, CallbackList};
 use super::layers::handle::{layer_weights, LayerHandle};
 use super::layers::kerr;
-use super::model::{Engine, ModelObj};
+use super::model::{Engine, ModelKind, ModelObj};
 use super::op_trainer::{OpModel, OpTrainer, SharedCtx};
 use super::sample_weights::{example_weights, run_weighted, with_weights};
 use crate::cell::Output;
@@ -813,8 +813,14 @@ fn save(
         super::saving::save_tracked_weights(m, this, &path, ctx)?;
         return Ok(Value::None);
     }
-    if !weights_only && m.running_graph().is_some() {
-        super::saving::graph::save(m, this, &path, ctx)?;
+    if !weights_only && described_by_objects(m) {
+        // A functional model keeps its graph (a chain holding a user's layer included);
+        // a subclass or a Sequential holding a user's layer is described by its objects.
+        if m.kind == ModelKind::Functional && m.graph.borrow().is_some() {
+            super::saving::graph::save(m, this, &path, ctx)?;
+        } else {
+            super::saving::objects::save(m, this, &path, ctx)?;
+        }
         return Ok(Value::None);
     }
     if !m.has_engine() {

@@ -84,7 +84,7 @@ fn name_or(given_name: Option<&Value>, base: &str, ctx: &mut dyn Ctx) -> PyResul
     }
 }
 
-fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
+pub(crate) fn sequential(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
     let s = args.bind("Sequential", &["layers", "trainable", "name"], 0)?;
     let layers = match given(&s[0]) {
         Some(v) => v

@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
+pub mod custom;
 pub mod graph;
+pub mod objects;
+pub mod registry;
 
 use super::layers::handle::{LayerHandle, CORE_ATTR};
 use super::layers::{kerr, Builtin, LayerObj};
@@ -33,9 +36,48 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
         Some(v) => v.as_bool_strict()?,
         None => true,
     };
+    let custom_objects = given(&s[1]).cloned();
+    let custom_objects = custom_objects.as_ref();
+    if path.ends_with(".keras") {
+        // A model that is a user's class or holds one is made through those classes; a
+        // file that cannot be read is `load_any`'s to report.
+        if let Ok((config, weights)) = crate::keras::saving::read_archive(Path::new(&path)) {
+            if crate::keras::saving::holds_custom(&config) {
+                if config.get("class_name").and_then(|c| c.as_str()) != Some("Functional") {
+                    return objects::load(&path, &config, weights, compile, custom_objects, ctx);
+                }
+                let saved = crate::keras::saving::SavedGraph {
+                    graph: crate::keras::saving::graph::GraphConfig::from_json(&config)
+                        .map_err(kerr)?,
+                    compile: config
+                        .get("compile_config")
+                        .filter(|c| c.as_object().is_some_and(|o| !o.is_empty()))
+                        .cloned(),
+                    weights,
+                    legacy: false,
+                };
+                return graph::load(&path, &saved, compile, custom_objects, ctx).map_err(|e| {
+                    // Keras shows the model's entry after `functional_from_config` has
+                    // taken its graph out of `config`.
+                    let mut shown = config.clone();
+                    if let Some(c) = shown.get_mut("config").and_then(|c| c.as_object_mut()) {
+                        c.clear();
+                    }
+                    custom::not_deserialized(
+                        "<class 'keras.src.models.functional.Functional'>",
+                        &shown,
+                        e,
+                        ctx,
+                    )
+                });
+            }
+        }
+    }
     let saved = match crate::keras::saving::load_any(Path::new(&path)).map_err(kerr)? {
         crate::keras::saving::Loaded::Model(m) => m,
-        crate::keras::saving::Loaded::Graph(g) => return graph::load(&path, &g, compile, ctx),
+        crate::keras::saving::Loaded::Graph(g) => {
+            return graph::load(&path, &g, compile, custom_objects, ctx)
+        }
     };
     if let Some(note) = &saved.note {
         super::schedules::warn(ctx, note);
@@ -94,16 +136,19 @@ pub fn load_model(args: &Args, ctx: &mut dyn Ctx) -> PyResult<Value> {
 
 /// `tf.keras.saving`: the functions Keras 3 keeps there.
 pub fn saving_module() -> Value {
-    NativeModule::new("keras.saving", "Saving and loading Keras models.")
-        .with(
+    let m = NativeModule::new("keras.saving", "Saving and loading Keras models.");
+    for (name, f) in registry::members() {
+        m.set(name, f);
+    }
+    m.with(
+        "load_model",
+        func(
             "load_model",
-            func(
-                "load_model",
-                "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
-                load_model,
-            ),
-        )
-        .into_value()
+            "load_model(filepath, custom_objects=None, compile=True, safe_mode=True)",
+            load_model,
+        ),
+    )
+    .into_value()
 }
 
 /// One object a weights file holds: its path in Keras 3's layout, its name, its variables

@@ -25,12 +25,10 @@ const MODEL_PROPERTIES: &[&str] = &[
     "predict_on_batch",
     "summary",
     "loss",
+    "save",
     "save_weights",
     "load_weights",
 ];
-// `save` is left out: a `.keras` archive needs a config the model can be rebuilt from,
-// which a subclass does not give here, and a name a subclass answers must work as Keras's
-// does.
 
 /// The model state of a subclass instance.
 pub fn model_of(this: &Value, ctx: &mut dyn Ctx) -> PyResult<(Value, LayerHandle)> {
@@ -91,7 +89,8 @@ pub fn model_class(functional: fn(&Args, &mut dyn Ctx) -> PyResult<Value>) -> Va
         .base("Operation")
         .constructor(functional),
     )
-    .method("__init__", model_init);
+    .method("__init__", model_init)
+    .method("from_config", super::saving::custom::model_from_config);
     for &p in MODEL_PROPERTIES {
         class = class.property(p, move |this, _, ctx| model_property(this, p, ctx));
     }

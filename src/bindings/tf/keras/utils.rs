@@ -141,6 +141,9 @@ pub fn register(keras: &NativeModule) {
     ] {
         acts.set(n, Value::native(ActivationFn { name: n }));
     }
+    for (name, f) in super::saving::registry::members() {
+        utils.set(name, f);
+    }
     keras.set("utils", utils.into_value());
     keras.set("activations", acts.into_value());
 }

@@ -140,6 +140,47 @@ fn string_list(v: Vec<String>) -> AttrValue {
     }
 }
 
+/// One layer's group of `model_weights`: the layer's name and its variables, each by its
+/// path (`dense/kernel`), which `weight_names` lists and which places its dataset below the
+/// group.
+struct LayerGroup<'a> {
+    name: &'a str,
+    vars: Vec<(String, &'a HostArray)>,
+}
+
+/// `model_weights` as Keras writes it for chains and graphs alike: `layer_names`, a group
+/// per layer with its `weight_names` and datasets, and an empty `top_level_model_weights`.
+fn write_model_weights(fb: &mut FileBuilder, layers: &[LayerGroup]) {
+    let mut weights = fb.create_group("model_weights");
+    weights.set_attr("backend", AttrValue::VarLenString("tensorflow".into()));
+    weights.set_attr(
+        "keras_version",
+        AttrValue::VarLenString(KERAS_VERSION.into()),
+    );
+    let layer_names: Vec<String> = layers.iter().map(|l| l.name.to_string()).collect();
+    weights.set_attr("layer_names", string_list(layer_names));
+    for l in layers {
+        let mut g = weights.create_group(l.name);
+        let names: Vec<String> = l.vars.iter().map(|(p, _)| p.clone()).collect();
+        g.set_attr("weight_names", string_list(names));
+        let entries: Vec<Entry> = l
+            .vars
+            .iter()
+            .map(|(p, w)| Entry {
+                parts: p.split('/').collect(),
+                data: &w.data,
+                shape: w.shape.iter().map(|&d| d as u64).collect(),
+            })
+            .collect();
+        write_tree(&mut g, &entries, 0);
+        weights.add_group(g.finish());
+    }
+    let mut top = weights.create_group("top_level_model_weights");
+    top.set_attr("weight_names", string_list(vec![]));
+    weights.add_group(top.finish());
+    fb.add_group(weights.finish());
+}
+
 /// `optimizer_weights`: the step, the learning rate and each trained variable's slots (in
 /// `vars` order, named by the variable's path), listed in `weight_names` as Keras 3 lists
 /// them in a legacy file.
@@ -193,41 +234,23 @@ pub fn encode(path: &Path, m: &SavedModel) -> KResult<Vec<u8>> {
     );
     let config = model_json(&m.config, None)?;
     fb.set_attr("model_config", AttrValue::VarLenString(config.to_string()));
-    let mut weights = fb.create_group("model_weights");
-    weights.set_attr("backend", AttrValue::VarLenString("tensorflow".into()));
-    weights.set_attr(
-        "keras_version",
-        AttrValue::VarLenString(KERAS_VERSION.into()),
-    );
-    let layer_names: Vec<String> = m.config.layers.iter().map(|l| l.name.clone()).collect();
-    weights.set_attr("layer_names", string_list(layer_names));
-    for (i, spec) in m.config.layers.iter().enumerate() {
-        let mut g = weights.create_group(&spec.name);
-        let own: Vec<_> = plan
-            .vars
-            .iter()
-            .zip(&m.weights)
-            .filter(|(v, _)| v.layer == i)
-            .collect();
-        g.set_attr(
-            "weight_names",
-            string_list(own.iter().map(|(v, _)| v.path.clone()).collect()),
-        );
-        let entries: Vec<Entry> = own
-            .iter()
-            .map(|(v, w)| Entry {
-                parts: v.path.split('/').collect(),
-                data: &w.data,
-                shape: v.shape.iter().map(|&d| d as u64).collect(),
-            })
-            .collect();
-        write_tree(&mut g, &entries, 0);
-        weights.add_group(g.finish());
-    }
-    let mut top = weights.create_group("top_level_model_weights");
-    top.set_attr("weight_names", string_list(vec![]));
-    weights.add_group(top.finish());
-    fb.add_group(weights.finish());
+    let groups: Vec<LayerGroup> = m
+        .config
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| LayerGroup {
+            name: &spec.name,
+            vars: plan
+                .vars
+                .iter()
+                .zip(&m.weights)
+                .filter(|(v, _)| v.layer == i)
+                .map(|(v, w)| (v.path.clone(), w))
+                .collect(),
+        })
+        .collect();
+    write_model_weights(&mut fb, &groups);
     if let (Some(c), Some(opt)) = (&m.compile, &m.optimizer) {
         let training = json!({"loss": loss_json(&c.loss),
             "metrics": c.metrics.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
@@ -387,38 +410,18 @@ pub fn encode_graph(
         "model_config",
         AttrValue::VarLenString(graph.to_json().to_string()),
     );
-    let mut weights = fb.create_group("model_weights");
-    weights.set_attr("backend", AttrValue::VarLenString("tensorflow".into()));
-    weights.set_attr(
-        "keras_version",
-        AttrValue::VarLenString(KERAS_VERSION.into()),
-    );
-    let layer_names: Vec<String> = layers.iter().map(|l| l.layer.clone()).collect();
-    weights.set_attr("layer_names", string_list(layer_names));
-    for l in layers {
-        let mut g = weights.create_group(&l.layer);
-        let names: Vec<String> = l
-            .vars
-            .iter()
-            .map(|(n, _, _)| format!("{}/{n}", l.layer))
-            .collect();
-        g.set_attr("weight_names", string_list(names));
-        let entries: Vec<Entry> = l
-            .vars
-            .iter()
-            .map(|(n, w, _)| Entry {
-                parts: vec![l.layer.as_str(), n.as_str()],
-                data: &w.data,
-                shape: w.shape.iter().map(|&d| d as u64).collect(),
-            })
-            .collect();
-        write_tree(&mut g, &entries, 0);
-        weights.add_group(g.finish());
-    }
-    let mut top = weights.create_group("top_level_model_weights");
-    top.set_attr("weight_names", string_list(vec![]));
-    weights.add_group(top.finish());
-    fb.add_group(weights.finish());
+    let groups: Vec<LayerGroup> = layers
+        .iter()
+        .map(|l| LayerGroup {
+            name: &l.layer,
+            vars: l
+                .vars
+                .iter()
+                .map(|(n, w, _)| (format!("{}/{n}", l.layer), w))
+                .collect(),
+        })
+        .collect();
+    write_model_weights(&mut fb, &groups);
     if let Some(c) = compile {
         fb.set_attr(
             "training_config",

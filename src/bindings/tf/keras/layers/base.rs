@@ -283,6 +283,20 @@ pub fn with_layer_members(mut class: NativeClass) -> NativeClass {
         .method("__call__", |this, a, c| call_layer(this, a.clone(), c))
         .method("add_weight", add_weight)
         .method("build", default_build)
+        .method("get_config", |this, _, c| {
+            super::super::saving::custom::base_get_config(this, c)
+        })
+        .method(
+            "from_config",
+            super::super::saving::custom::layer_from_config,
+        )
+        .method("get_build_config", |this, _, c| {
+            super::super::saving::custom::get_build_config(this, c)
+        })
+        .method(
+            "build_from_config",
+            super::super::saving::custom::build_from_config,
+        )
         .method("__repr__", |this, _, c| {
             let h = ensure_core(this, c)?;
             let built = super::call::is_built(&h, c);

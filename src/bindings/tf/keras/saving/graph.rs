@@ -20,7 +20,7 @@ use super::super::model::ModelObj;
 use super::super::op_trainer::{OpModel, OpTrainer, SharedCtx};
 use super::super::variable::keras_variable;
 use crate::bindings::tf::distribute::active_strategy;
-use crate::keras::saving::graph::{GraphCall, GraphConfig, GraphLayer, TensorRef};
+use crate::keras::saving::graph::{GraphCall, GraphConfig, GraphLayer, GraphNode, TensorRef};
 use crate::keras::saving::hdf5::keras3::decode_optimizer;
 use crate::keras::saving::hdf5::legacy::NamedWeights;
 use crate::keras::saving::SavedGraph;
@@ -86,19 +86,13 @@ pub fn describe(m: &ModelObj, g: &Graph, ctx: &mut dyn Ctx) -> PyResult<GraphCon
         let name = name_of(&l, ctx)?;
         let obj = l.downcast::<LayerObj>();
         let kind = match obj.map(|o| &o.builtin) {
-            Some(Builtin::Kind(k)) => Some(k.clone()),
-            Some(Builtin::Input) => None,
-            None => {
-                return Err(PyErr::not_implemented(format!(
-                    "saving the functional model '{}' is not supported here: its layer '{name}' ({}) is not a built-in Keras layer",
-                    m.name(),
-                    l.type_name()
-                )))
-            }
+            Some(Builtin::Kind(k)) => GraphNode::Builtin(k.clone()),
+            Some(Builtin::Input) => GraphNode::Input,
+            None => GraphNode::Custom(super::custom::entry(&l, ctx)?),
         };
         let batch_shape = match kind {
-            Some(_) => vec![],
-            None => g.output_dims(&l).unwrap_or_default(),
+            GraphNode::Input => g.output_dims(&l).unwrap_or_default(),
+            _ => vec![],
         };
         let mut calls: Vec<(usize, GraphCall)> = g
             .steps
@@ -134,7 +128,7 @@ pub fn describe(m: &ModelObj, g: &Graph, ctx: &mut dyn Ctx) -> PyResult<GraphCon
 
 /// Runs `f` with the op library's trainer of a graph model (its optimizer's state lives
 /// with the model between `fit` calls).
-fn with_trainer<R>(
+pub(super) fn with_trainer<R>(
     this: &Value,
     input: &[usize],
     ctx: &mut dyn Ctx,
@@ -153,7 +147,9 @@ fn with_trainer<R>(
 /// `model.save(path)` of a graph model.
 pub fn save(m: &ModelObj, this: &Value, path: &str, ctx: &mut dyn Ctx) -> PyResult<()> {
     let g = m
-        .running_graph()
+        .graph
+        .borrow()
+        .clone()
         .ok_or_else(|| PyErr::runtime_error("the model has no graph"))?;
     crate::keras::saving::check_model_path(Path::new(path)).map_err(kerr)?;
     let config = describe(m, &g, ctx)?;
@@ -261,12 +257,16 @@ fn load_legacy_weights(path: &str, bytes: Vec<u8>, g: &Graph, ctx: &mut dyn Ctx)
 
 /// Calls the file's layers on new inputs, each call once all the tensors it reads exist,
 /// and returns the model's input and output tensors.
-fn rebuild(g: &GraphConfig, ctx: &mut dyn Ctx) -> PyResult<(Vec<Value>, Vec<Value>)> {
+fn rebuild(
+    g: &GraphConfig,
+    custom_objects: Option<&Value>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<(Vec<Value>, Vec<Value>)> {
     let mut made: Vec<((String, usize), Value)> = vec![];
     let mut layers: Vec<(&GraphLayer, Value)> = vec![];
     for l in &g.layers {
         match &l.kind {
-            None => {
+            GraphNode::Input => {
                 let shape: Vec<Value> = l
                     .batch_shape
                     .iter()
@@ -281,9 +281,12 @@ fn rebuild(g: &GraphConfig, ctx: &mut dyn Ctx) -> PyResult<(Vec<Value>, Vec<Valu
                     super::super::layers::input(&args, ctx)?,
                 ));
             }
-            Some(kind) => {
+            GraphNode::Builtin(kind) => {
                 let obj = LayerObj::new(Builtin::Kind(kind.clone()), None, l.name.clone());
                 layers.push((l, Value::native(obj)));
+            }
+            GraphNode::Custom(entry) => {
+                layers.push((l, super::custom::from_entry(entry, custom_objects, ctx)?));
             }
         }
     }
@@ -392,8 +395,14 @@ fn has_object(v: &serde_json::Value) -> bool {
 }
 
 /// `load_model` of a `.keras` archive (or a legacy `.h5` file) holding a graph.
-pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    let (inputs, outputs) = rebuild(&saved.graph, ctx)?;
+pub fn load(
+    path: &str,
+    saved: &SavedGraph,
+    compile: bool,
+    custom_objects: Option<&Value>,
+    ctx: &mut dyn Ctx,
+) -> PyResult<Value> {
+    let (inputs, outputs) = rebuild(&saved.graph, custom_objects, ctx)?;
     let args = Args::new(vec![one_or_list(inputs), one_or_list(outputs)])
         .with_kw("name", Value::str(&saved.graph.name));
     let v = super::super::models::functional(&args, ctx)?;
@@ -403,7 +412,9 @@ pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) ->
     let bytes = saved.weights.clone();
     if saved.legacy {
         let g = m
-            .running_graph()
+            .graph
+            .borrow()
+            .clone()
             .ok_or_else(|| PyErr::runtime_error("the model has no graph"))?;
         load_legacy_weights(path, bytes, &g, ctx)?;
     } else {
@@ -421,7 +432,9 @@ pub fn load(path: &str, saved: &SavedGraph, compile: bool, ctx: &mut dyn Ctx) ->
     *m.compiled_under.borrow_mut() = active_strategy(ctx);
     *m.compiled.borrow_mut() = Some(cfg);
     let g = m
-        .running_graph()
+        .graph
+        .borrow()
+        .clone()
         .ok_or_else(|| PyErr::runtime_error("the model has no graph"))?;
     let input = g.input_features().into_iter().next().unwrap_or_default();
     // The optimizer's variables follow `trainable_variables`, in the model's order.
