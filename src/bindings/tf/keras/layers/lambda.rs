@@ -242,7 +242,7 @@ impl LambdaLayer {
             }
             pairs.push(("mask", function_config(m, ctx)?));
         }
-        pairs.push(("arguments", plain_copy(&self.arguments, ctx)?));
+        pairs.push(("arguments", plain_copy(&self.arguments)?));
         Ok(Value::dict_from(pairs))
     }
 }
@@ -269,7 +269,7 @@ fn function_config(f: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
 
 /// `serialize_keras_object` of the `arguments`: plain values are kept as they are (a new
 /// dict, lists and tuples copied); other objects are refused.
-fn plain_copy(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
+fn plain_copy(v: &Value) -> PyResult<Value> {
     Ok(match v {
         Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => v.clone(),
         Value::List(_) | Value::Tuple(_) => {
@@ -277,7 +277,7 @@ fn plain_copy(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
                 .as_seq()
                 .unwrap_or_default()
                 .iter()
-                .map(|x| plain_copy(x, ctx))
+                .map(plain_copy)
                 .collect::<PyResult<Vec<_>>>()?;
             match v {
                 Value::Tuple(_) => Value::tuple(items),
@@ -292,7 +292,7 @@ fn plain_copy(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Value> {
                 .collect();
             let mut pairs = vec![];
             for (k, x) in items {
-                pairs.push((k.as_str()?.to_string(), plain_copy(&x, ctx)?));
+                pairs.push((k.as_str()?.to_string(), plain_copy(&x)?));
             }
             Value::dict_from(pairs.iter().map(|(k, x)| (k.as_str(), x.clone())).collect())
         }
