@@ -48,6 +48,7 @@ mod keras_graph;
 mod keras_graph_files;
 mod keras_layers;
 mod keras_layers_conv1d;
+mod keras_layers_lambda;
 mod keras_layers_mask;
 mod keras_layers_more;
 mod keras_layers_recurrent;

@@ -6,7 +6,7 @@
 //! `?`, as Keras shows them. A functional graph's rows show the shapes of its symbolic
 //! tensors and the "Connected to" column.
 
-use super::layers::handle::{layer_weights, LayerHandle};
+use super::layers::handle::{layer_weights, HandleKind, LayerHandle};
 use super::layers::layer::{dims_text, LayerObj};
 use super::model::{model_layers, ModelKind, ModelObj};
 use super::variable::keras_variable;
@@ -45,6 +45,17 @@ fn row(layer: &Value, subclassed: bool, ctx: &mut dyn Ctx) -> PyResult<SummaryRo
                 .map(|d| dims_text(&d))
         }
         _ if subclassed => None,
+        // A Lambda in a Sequential ran on one example when the model was built; Keras
+        // shows the batch axis as unknown.
+        _ if matches!(h.kind, HandleKind::Lambda) => {
+            h.core.output_shape.borrow().as_ref().map(|d| {
+                let mut d = d.clone();
+                if let Some(b) = d.first_mut() {
+                    *b = None;
+                }
+                dims_text(&d)
+            })
+        }
         _ => h.core.output_shape.borrow().as_ref().map(|d| dims_text(d)),
     };
     let params = if built {

@@ -41,6 +41,7 @@ pub fn attributes(this: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<(String, Valu
 /// Whether a value is a native layer or model (no Python runs to tell).
 pub fn is_layer_like(v: &Value) -> bool {
     v.downcast::<super::layers::LayerObj>().is_some()
+        || v.downcast::<super::layers::lambda::LambdaLayer>().is_some()
         || v.downcast::<super::model::ModelObj>().is_some()
 }
 

@@ -15,6 +15,7 @@ use super::super::super::TfState;
 use super::super::model::ModelObj;
 use super::build::{build_builtin, out_dims};
 use super::handle::{HandleKind, LayerHandle};
+use super::lambda::LambdaLayer;
 use super::layer::{dims_value, Dims, LayerObj};
 use super::symbolic;
 use crate::keras::LayerKind;
@@ -178,7 +179,9 @@ pub fn call_layer(this: &Value, args: Args, ctx: &mut dyn Ctx) -> PyResult<Value
     if symbolic::is_symbolic(&call.inputs) {
         return symbolic::call(&handle, call, ctx);
     }
-    let builtin = !handle.is_subclass();
+    // Built-in layers take float32 whatever they are given; Keras's autocasting casts only
+    // the floats a user's layer or a Lambda gets.
+    let builtin = !handle.is_subclass() && !matches!(handle.kind, HandleKind::Lambda);
     let x = convert_input(&call.inputs, builtin, ctx)?;
     let training = match call.training {
         Some(t) => t,
@@ -236,6 +239,11 @@ fn build(h: &LayerHandle, x: &Value, shapes: &[Dims], ctx: &mut dyn Ctx) -> PyRe
             Some(model) => model.build_for(m, &first, ctx),
             None => Ok(()),
         },
+        // A Lambda has no variables: building only records the shape.
+        HandleKind::Lambda => {
+            *h.core.build_shape.borrow_mut() = Some(first);
+            mark_built(h, ctx)
+        }
         _ => {
             let arg = match x {
                 Value::List(_) | Value::Tuple(_) => {
@@ -373,6 +381,17 @@ fn run_call(
             Some(model) => model.call_on(m, x, training, ctx),
             None => Ok(x.clone()),
         },
+        HandleKind::Lambda => {
+            let Some(l) = h.this.downcast::<LambdaLayer>() else {
+                return Ok(x.clone());
+            };
+            let explicit = match &call.mask {
+                Some(m) => Some(tensor_of(m, ctx)?),
+                None => None,
+            };
+            let previous = super::mask::previous_mask(&call.inputs, explicit);
+            l.call(x, previous, training, ctx)
+        }
         _ => {
             let f = ctx.getattr(&h.this, "call")?;
             if f.downcast::<NativeFn>().is_some() {

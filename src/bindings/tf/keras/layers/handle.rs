@@ -10,6 +10,7 @@ use std::rc::Rc;
 use super::super::model::ModelObj;
 use super::super::track;
 use super::super::variable::keras_variable;
+use super::lambda::LambdaLayer;
 use super::layer::{LayerCore, LayerObj};
 use crate::lang::{Ctx, Object, PyResult, Value};
 
@@ -41,6 +42,8 @@ pub enum HandleKind {
     Model(Value),
     /// An instance of a user's `Layer` subclass.
     Custom,
+    /// A `Lambda` layer (`lambda.rs`): a native whose call is a Python function.
+    Lambda,
 }
 
 /// A layer and its core.
@@ -59,6 +62,13 @@ impl LayerHandle {
                 this: v.clone(),
                 core: l.core.clone(),
                 kind: HandleKind::Builtin,
+            });
+        }
+        if let Some(l) = v.downcast::<LambdaLayer>() {
+            return Some(LayerHandle {
+                this: v.clone(),
+                core: l.core.clone(),
+                kind: HandleKind::Lambda,
             });
         }
         if let Some(m) = v.downcast::<ModelObj>() {

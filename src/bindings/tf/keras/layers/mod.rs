@@ -1,7 +1,8 @@
 //! `tf.keras.layers`: the built-in layers (Dense, Conv1D, Conv2D, MaxPooling1D/2D, Flatten, Dropout,
 //! Activation, Softmax, Reshape, BatchNormalization, LayerNormalization, the global and
 //! average poolings, ReLU, LeakyReLU, ELU, Rescaling, RepeatVector, Permute, UpSampling2D,
-//! ZeroPadding2D, Masking, Embedding, SimpleRNN, LSTM, GRU, Bidirectional, InputLayer) as
+//! ZeroPadding2D, Masking, Embedding, SimpleRNN, LSTM, GRU, Bidirectional, InputLayer) and
+//! `Lambda` (`lambda.rs`: a Python function as a layer) as
 //! native classes, so `isinstance(l,
 //! layers.Dense)` works, the `Layer` base class a user's layers derive from, and
 //! `Input(shape=...)`.
@@ -22,6 +23,7 @@ pub mod call;
 pub mod eager;
 pub mod graph;
 pub mod handle;
+pub mod lambda;
 pub mod layer;
 pub mod mask;
 pub mod merge;
@@ -197,6 +199,7 @@ pub fn module() -> Value {
         .with("GRU", class("GRU", args::gru))
         .with("Bidirectional", class("Bidirectional", args::bidirectional))
         .with("Permute", class("Permute", args::permute))
+        .with("Lambda", class("Lambda", lambda::lambda))
         .with("UpSampling2D", class("UpSampling2D", args::up_sampling2d))
         .with("ZeroPadding2D", class("ZeroPadding2D", args::zero_padding2d))
         .with(

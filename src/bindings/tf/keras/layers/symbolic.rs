@@ -7,6 +7,7 @@ use std::any::Any;
 
 use super::call::CallArgs;
 use super::handle::{HandleKind, LayerHandle};
+use super::lambda::LambdaLayer;
 use super::layer::{dims_text, Dims, LayerObj};
 use super::merge::merge_err;
 use crate::keras::LayerKind;
@@ -103,7 +104,7 @@ pub fn is_symbolic(v: &Value) -> bool {
 
 /// A layer called on symbolic tensors: a new node of the graph.
 pub fn call(h: &LayerHandle, call: CallArgs, ctx: &mut dyn Ctx) -> PyResult<Value> {
-    if !matches!(h.kind, HandleKind::Builtin) {
+    if !matches!(h.kind, HandleKind::Builtin | HandleKind::Lambda) {
         return Err(PyErr::not_implemented(
             "only built-in layers can be called on keras.Input here",
         ));
@@ -123,7 +124,18 @@ pub fn call(h: &LayerHandle, call: CallArgs, ctx: &mut dyn Ctx) -> PyResult<Valu
         shapes.push(t.shape.clone());
     }
     let layer = h.this.downcast::<LayerObj>();
+    let lambda = h.this.downcast::<LambdaLayer>();
     let shape = match layer.and_then(|l| l.kind()) {
+        // A Lambda's function decides how many inputs it takes; the call builds it.
+        _ if lambda.is_some() => {
+            let dims = match lambda {
+                Some(l) => l.output_dims(&shapes, list, ctx)?,
+                None => vec![],
+            };
+            *h.core.build_shape.borrow_mut() = shapes.first().cloned();
+            h.core.built.set(true);
+            dims
+        }
         Some(LayerKind::Merge(op)) => {
             if !list {
                 let dims: Vec<usize> = shapes[0].iter().skip(1).map(|d| d.unwrap_or(0)).collect();
