@@ -57,14 +57,32 @@ pub enum MetricKind {
     RootMeanSquaredError,
     /// `thresholds` as given (0.5 by default); `evenly` when they are spread evenly over
     /// [0, 1], where Keras counts by buckets of the clipped predictions.
+    /// `top_k` keeps only each row's k highest predictions (the others count as negative).
     Precision {
         thresholds: Vec<f64>,
         evenly: bool,
         class_id: Option<usize>,
+        top_k: Option<usize>,
     },
     Recall {
         thresholds: Vec<f64>,
         evenly: bool,
+        class_id: Option<usize>,
+        top_k: Option<usize>,
+    },
+    /// `TruePositives`, `FalsePositives`, `TrueNegatives` and `FalseNegatives`: one count
+    /// at each threshold, in a variable Keras names `accumulator`.
+    Count {
+        which: Count,
+        thresholds: Vec<f64>,
+        evenly: bool,
+    },
+    /// `SensitivityAtSpecificity` and its kin: the four counts at `thresholds`
+    /// ([`point_thresholds`]), and the best of one rate where the other reaches `value`.
+    AtPoint {
+        point: Point,
+        value: f64,
+        thresholds: Vec<f64>,
         class_id: Option<usize>,
     },
     /// `thresholds` includes the two end points (`-epsilon` and `1 + epsilon`).
@@ -75,6 +93,32 @@ pub enum MetricKind {
         from_logits: bool,
     },
 }
+
+/// Which rate an [`MetricKind::AtPoint`] metric maximizes, under a floor on which other
+/// rate (the class names say it: the first rate at the second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    PrecisionAtRecall,
+    RecallAtPrecision,
+}
+
+/// Keras's `SensitivitySpecificityBase` thresholds: one at 0.5, or `num_thresholds` spread
+/// evenly over [0, 1] with both ends included.
+pub fn point_thresholds(num_thresholds: usize) -> Vec<f64> {
+    if num_thresholds <= 1 {
+        return vec![0.5];
+    }
+    let mut t = vec![0.0];
+    t.extend((0..num_thresholds - 2).map(|i| (i + 1) as f64 / (num_thresholds - 1) as f64));
+    t.push(1.0);
+    t
+}
+
+/// Keras's `NEG_INF`: the threshold `Precision` and `Recall` take with `top_k`, and the
+/// value its filter gives the predictions outside the top k.
+pub const NEG_INF: f64 = -1e10;
 
 /// Keras's `is_evenly_distributed_thresholds`.
 pub fn evenly_distributed(thresholds: &[f64]) -> bool {
@@ -138,7 +182,8 @@ impl Metric {
                 &["true_positives", "false_negatives"],
                 vec![thresholds.len()],
             ),
-            MetricKind::Auc { thresholds, .. } => (
+            MetricKind::Count { thresholds, .. } => (&["accumulator"], vec![thresholds.len()]),
+            MetricKind::Auc { thresholds, .. } | MetricKind::AtPoint { thresholds, .. } => (
                 &[
                     "true_positives",
                     "false_positives",
@@ -240,29 +285,64 @@ impl Metric {
                 thresholds,
                 evenly,
                 class_id,
+                top_k,
             }
             | MetricKind::Recall {
                 thresholds,
                 evenly,
                 class_id,
+                top_k,
             } => {
                 let second = if matches!(self.kind, MetricKind::Precision { .. }) {
                     Count::FalsePositives
                 } else {
                     Count::FalseNegatives
                 };
-                let counts = [Count::TruePositives, second];
                 let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    evenly: *evenly,
+                    class_id: *class_id,
+                    top_k: *top_k,
+                };
                 self.confusion(
                     e,
-                    &counts,
+                    &[Count::TruePositives, second],
                     y_true,
                     &p,
                     sample_weight,
-                    thresholds,
-                    *evenly,
-                    *class_id,
+                    &how,
                 )
+            }
+            MetricKind::Count {
+                which,
+                thresholds,
+                evenly,
+            } => {
+                let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    evenly: *evenly,
+                    class_id: None,
+                    top_k: None,
+                };
+                self.confusion(e, &[*which], y_true, &p, sample_weight, &how)
+            }
+            MetricKind::AtPoint {
+                thresholds,
+                class_id,
+                ..
+            } => {
+                let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    // Keras counts its evenly spread thresholds by buckets whenever there
+                    // are at least two of them.
+                    evenly: thresholds.len() > 1,
+                    class_id: *class_id,
+                    top_k: None,
+                };
+                self.confusion(e, &Count::ALL, y_true, &p, sample_weight, &how)
             }
             MetricKind::Auc {
                 thresholds,
@@ -275,29 +355,19 @@ impl Metric {
                     y_pred.clone()
                 };
                 let p = cast_to(e, &p, DType::F32)?;
-                let counts = [
-                    Count::TruePositives,
-                    Count::FalsePositives,
-                    Count::TrueNegatives,
-                    Count::FalseNegatives,
-                ];
-                self.confusion(
-                    e,
-                    &counts,
-                    y_true,
-                    &p,
-                    sample_weight,
+                let how = Counting {
                     thresholds,
-                    true,
-                    None,
-                )
+                    evenly: true,
+                    class_id: None,
+                    top_k: None,
+                };
+                self.confusion(e, &Count::ALL, y_true, &p, sample_weight, &how)
             }
         }
     }
 
     /// Keras's `update_confusion_matrix_variables` for one label per prediction: each
     /// prediction is positive at a threshold when it exceeds it.
-    #[allow(clippy::too_many_arguments)]
     fn confusion(
         &self,
         e: &mut Eager,
@@ -305,10 +375,14 @@ impl Metric {
         y_true: &Tensor,
         p: &Tensor,
         sample_weight: Option<&Tensor>,
-        thresholds: &[f64],
-        evenly: bool,
-        class_id: Option<usize>,
+        how: &Counting,
     ) -> OpResult<()> {
+        let Counting {
+            thresholds,
+            evenly,
+            class_id,
+            top_k,
+        } = *how;
         let t = cast_to(e, y_true, DType::F32)?;
         let (mut p, mut t) = same_rank(e, p.clone(), t, true)?;
         let mut weight = match sample_weight {
@@ -319,6 +393,9 @@ impl Metric {
             }
             None => None,
         };
+        if let Some(k) = top_k {
+            p = filter_top_k(e, &p, k)?;
+        }
         if let Some(k) = class_id {
             if p.ndim() < 2 {
                 return Err(OpError::new(
@@ -368,7 +445,11 @@ impl Metric {
                 None => cast_to(e, &both, DType::F32)?,
             };
             let sums = ops::reduce_sum(e, &hits, Some(vec![1]), false)?;
-            e.assign(self.var(count.name())?, Assign::Add, &sums)?;
+            let var = match self.kind {
+                MetricKind::Count { .. } => "accumulator",
+                _ => count.name(),
+            };
+            e.assign(self.var(var)?, Assign::Add, &sums)?;
         }
         Ok(())
     }
@@ -404,6 +485,16 @@ impl Metric {
                     Ok(r)
                 }
             }
+            MetricKind::Count { thresholds, .. } => {
+                let counts = e.read(self.var("accumulator")?);
+                if thresholds.len() == 1 {
+                    let first = ops::slice(e, &counts, &[0], &[1])?;
+                    ops::reshape(e, &first, &[])
+                } else {
+                    Ok(counts)
+                }
+            }
+            MetricKind::AtPoint { point, value, .. } => self.at_point(e, *point, *value),
             MetricKind::Auc {
                 thresholds,
                 curve,
@@ -411,6 +502,32 @@ impl Metric {
                 ..
             } => self.auc(e, thresholds.len(), *curve, *summation),
         }
+    }
+
+    /// `SensitivitySpecificityBase._find_max_under_constraint`: the largest of one rate
+    /// over the thresholds where the other reaches `value`, or 0 where none does.
+    fn at_point(&self, e: &mut Eager, point: Point, value: f64) -> OpResult<Tensor> {
+        let tp = e.read(self.var("true_positives")?);
+        let fp = e.read(self.var("false_positives")?);
+        let tn = e.read(self.var("true_negatives")?);
+        let fneg = e.read(self.var("false_negatives")?);
+        let rate = |e: &mut Eager, num: &Tensor, other: &Tensor| -> OpResult<Tensor> {
+            let den = ops::add(e, num, other)?;
+            div_no_nan(e, num, &den)
+        };
+        // Sensitivity and recall are the same rate.
+        let recall = rate(e, &tp, &fneg)?;
+        let (constrained, dependent) = match point {
+            Point::SensitivityAtSpecificity => (rate(e, &tn, &fp)?, recall),
+            Point::SpecificityAtSensitivity => (recall, rate(e, &tn, &fp)?),
+            Point::PrecisionAtRecall => (recall, rate(e, &tp, &fp)?),
+            Point::RecallAtPrecision => (rate(e, &tp, &fp)?, recall),
+        };
+        let feasible = ops::binary(e, Binary::GreaterEqual, &constrained, &f32s(value))?;
+        let zero = ops::zeros_like(e, &dependent)?;
+        let kept = ops::select(e, &feasible, &dependent, &zero)?;
+        let best = ops::reduce(e, &kept, ReduceKind::Max, None, false)?;
+        ops::binary(e, Binary::Maximum, &best, &f32s(0.0))
     }
 
     /// AUC's area from the confusion counts (Keras's `result` and `interpolate_pr_auc`).
@@ -477,9 +594,34 @@ impl Metric {
     }
 }
 
+/// How [`Metric::confusion`] counts: at which thresholds, whether they are spread evenly
+/// (then Keras clips the predictions to [0, 1]), for one class only, among the top k only.
+struct Counting<'a> {
+    thresholds: &'a [f64],
+    evenly: bool,
+    class_id: Option<usize>,
+    top_k: Option<usize>,
+}
+
+/// Keras's `_filter_top_k`: each row's k highest predictions (ties to the first) kept, the
+/// others set to [`NEG_INF`].
+fn filter_top_k(e: &mut Eager, p: &Tensor, k: usize) -> OpResult<Tensor> {
+    let classes = p.shape().last().copied().unwrap_or(0);
+    let picked = ops::top_k(e, p, k as i64)?;
+    let Some(idx) = picked.get(1) else {
+        return Err(OpError::internal("TopKV2 gave no indices".to_string()));
+    };
+    let oh = ops::one_hot(e, idx, classes, 1.0, 0.0, -1, DType::F32)?;
+    let mask = ops::reduce_sum(e, &oh, Some(vec![-2]), false)?;
+    let kept = ops::mul(e, p, &mask)?;
+    let off = ops::sub(e, &f32s(1.0), &mask)?;
+    let floor = ops::mul(e, &f32s(NEG_INF), &off)?;
+    ops::add(e, &kept, &floor)
+}
+
 /// The confusion counts a metric keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Count {
+pub enum Count {
     TruePositives,
     FalsePositives,
     TrueNegatives,
@@ -487,7 +629,15 @@ enum Count {
 }
 
 impl Count {
-    fn name(self) -> &'static str {
+    const ALL: [Count; 4] = [
+        Count::TruePositives,
+        Count::FalsePositives,
+        Count::TrueNegatives,
+        Count::FalseNegatives,
+    ];
+
+    /// The count's variable name in Keras (and its metric's default name).
+    pub fn name(self) -> &'static str {
         match self {
             Count::TruePositives => "true_positives",
             Count::FalsePositives => "false_positives",

@@ -18,7 +18,8 @@ use super::state_variable::StateVariable;
 use crate::keras::confusion::Confusion;
 use crate::keras::losses::LossFn;
 use crate::keras::metrics::{
-    auc_thresholds, evenly_distributed, Curve, Metric, MetricKind, Summation, Wrapped,
+    auc_thresholds, evenly_distributed, point_thresholds, Count, Curve, Metric, MetricKind, Point,
+    Summation, Wrapped, NEG_INF,
 };
 use crate::keras::{Metric as EngineMetric, MetricSpec};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
@@ -166,7 +167,9 @@ impl Object for MetricObj {
                     Value::list(thresholds.iter().map(|t| np_float64(*t)).collect())
                 }
                 MetricKind::Precision { thresholds, .. }
-                | MetricKind::Recall { thresholds, .. } => {
+                | MetricKind::Recall { thresholds, .. }
+                | MetricKind::Count { thresholds, .. }
+                | MetricKind::AtPoint { thresholds, .. } => {
                     Value::list(thresholds.iter().map(|t| Value::Float(*t)).collect())
                 }
                 _ => return Ok(None),
@@ -274,8 +277,14 @@ fn threshold_list(v: Option<&Value>) -> PyResult<Option<Vec<f64>>> {
 }
 
 fn check_thresholds(t: &[f64]) -> PyResult<()> {
-    if t.iter().any(|x| !(0.0..=1.0).contains(x)) {
-        let shown: Vec<String> = t.iter().map(|x| crate::lang::float_repr(*x)).collect();
+    // Keras lists only the thresholds out of range.
+    let bad: Vec<String> = t
+        .iter()
+        .filter(|x| !(0.0..=1.0).contains(*x))
+        .map(|x| crate::lang::float_repr(*x))
+        .collect();
+    if !bad.is_empty() {
+        let shown = bad;
         return Err(TfError::Value(format!(
             "Threshold values must be in [0, 1]. Received: [{}]",
             shown.join(", ")
@@ -290,17 +299,14 @@ fn confusion(
     s: &[Option<Value>],
     precision: bool,
 ) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
-    if param(s, 1).is_some() {
-        return Err(TfError::NotImplemented(
-            "top_k is not supported by this kernel's Precision and Recall; use thresholds or class_id".into(),
-        )
-        .into());
-    }
-    let given = threshold_list(param(s, 0))?;
-    if let Some(t) = &given {
-        check_thresholds(t)?;
-    }
-    let thresholds = given.unwrap_or_else(|| vec![0.5]);
+    let top_k = param(s, 1)
+        .map(|v| v.as_int())
+        .transpose()?
+        .map(|k| k.max(0) as usize);
+    // With `top_k` a prediction outside the top k is pushed to NEG_INF, so the default
+    // threshold is NEG_INF itself: every kept prediction counts as positive.
+    let default = if top_k.is_some() { NEG_INF } else { 0.5 };
+    let thresholds = given_thresholds(s, 0, default)?;
     let evenly = evenly_distributed(&thresholds);
     let class_id = param(s, 2)
         .map(|v| v.as_int())
@@ -316,15 +322,100 @@ fn confusion(
             thresholds,
             evenly,
             class_id,
+            top_k,
         }
     } else {
         MetricKind::Recall {
             thresholds,
             evenly,
             class_id,
+            top_k,
         }
     };
     Ok((kind, config))
+}
+
+/// Keras's `parse_init_thresholds`: the thresholds given at `i` (one or a list), each in
+/// [0, 1], else the default alone.
+fn given_thresholds(s: &[Option<Value>], i: usize, default: f64) -> PyResult<Vec<f64>> {
+    let given = threshold_list(param(s, i))?;
+    if let Some(t) = &given {
+        check_thresholds(t)?;
+    }
+    Ok(given.unwrap_or_else(|| vec![default]))
+}
+
+/// `TruePositives`, `FalsePositives`, `TrueNegatives`, `FalseNegatives` (`thresholds,
+/// name, dtype`).
+fn count(s: &[Option<Value>], which: Count) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let thresholds = given_thresholds(s, 0, 0.5)?;
+    let evenly = evenly_distributed(&thresholds);
+    Ok((
+        MetricKind::Count {
+            which,
+            thresholds,
+            evenly,
+        },
+        vec![("thresholds", shown(s, 0, Value::None))],
+    ))
+}
+
+/// `SensitivityAtSpecificity` and its kin (`value, num_thresholds, class_id, name, dtype`,
+/// the value's parameter named by the class).
+fn at_point(
+    s: &[Option<Value>],
+    point: Point,
+) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let key = point_param(point);
+    let given = param(s, 0).cloned().unwrap_or(Value::None);
+    let value = given.as_float()?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(TfError::Value(format!(
+            "Argument `{key}` must be in the range [0, 1]. Received: {key}={}",
+            match given {
+                Value::Int(i) => i.to_string(),
+                _ => crate::lang::float_repr(value),
+            }
+        ))
+        .into());
+    }
+    let num = param(s, 1).map_or(Ok(200), |v| v.as_int())?;
+    if num <= 0 {
+        return Err(TfError::Value(format!(
+            "Argument `num_thresholds` must be an integer > 0. Received: num_thresholds={num}"
+        ))
+        .into());
+    }
+    // The four counts are sized by the argument, so they are held against the memory
+    // bound before they are made.
+    crate::tensor::check_alloc(&[num as usize, 5], DType::F64).map_err(tensor_err)?;
+    let class_id = param(s, 2)
+        .map(|v| v.as_int())
+        .transpose()?
+        .map(|k| k.max(0) as usize);
+    Ok((
+        MetricKind::AtPoint {
+            point,
+            value,
+            thresholds: point_thresholds(num as usize),
+            class_id,
+        },
+        vec![
+            ("class_id", shown(s, 2, Value::None)),
+            ("num_thresholds", Value::Int(num)),
+            (key, given),
+        ],
+    ))
+}
+
+/// The parameter that holds an operating-point metric's floor.
+fn point_param(point: Point) -> &'static str {
+    match point {
+        Point::SensitivityAtSpecificity => "specificity",
+        Point::SpecificityAtSensitivity => "sensitivity",
+        Point::PrecisionAtRecall => "recall",
+        Point::RecallAtPrecision => "precision",
+    }
 }
 
 fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
@@ -429,11 +520,14 @@ fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)
 struct Class {
     class: &'static str,
     params: &'static [&'static str],
+    /// How many leading parameters must be given (the operating-point metrics' floor).
+    required: usize,
     default_name: Option<&'static str>,
     make: Make,
 }
 
 const NAME_DTYPE: &[&str] = &["name", "dtype"];
+const COUNT_PARAMS: &[&str] = &["thresholds", "name", "dtype"];
 
 fn wrapped(w: Wrapped) -> MetricKind {
     MetricKind::Wrapped(w)
@@ -444,24 +538,28 @@ fn classes() -> Vec<Class> {
         Class {
             class: "Mean",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean"),
             make: |_| Ok((MetricKind::Mean, vec![])),
         },
         Class {
             class: "Sum",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("sum"),
             make: |_| Ok((MetricKind::Sum, vec![])),
         },
         Class {
             class: "Accuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("accuracy"),
             make: |_| Ok((wrapped(Wrapped::Accuracy), vec![])),
         },
         Class {
             class: "BinaryAccuracy",
             params: &["name", "dtype", "threshold"],
+            required: 0,
             default_name: Some("binary_accuracy"),
             make: |s| {
                 let threshold = float_or(s, 2, 0.5)?;
@@ -474,18 +572,21 @@ fn classes() -> Vec<Class> {
         Class {
             class: "CategoricalAccuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("categorical_accuracy"),
             make: |_| Ok((wrapped(Wrapped::CategoricalAccuracy), vec![])),
         },
         Class {
             class: "SparseCategoricalAccuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("sparse_categorical_accuracy"),
             make: |_| Ok((wrapped(Wrapped::SparseCategoricalAccuracy), vec![])),
         },
         Class {
             class: "TopKCategoricalAccuracy",
             params: &["k", "name", "dtype"],
+            required: 0,
             default_name: Some("top_k_categorical_accuracy"),
             make: |s| {
                 let k = param(s, 0).map_or(Ok(5), |v| v.as_int())?.max(0) as usize;
@@ -498,6 +599,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "SparseTopKCategoricalAccuracy",
             params: &["k", "name", "dtype", "from_sorted_ids"],
+            required: 0,
             default_name: Some("sparse_top_k_categorical_accuracy"),
             make: |s| {
                 if flag_or(s, 3)? {
@@ -527,42 +629,105 @@ fn classes() -> Vec<Class> {
                 "label_weights",
                 "from_logits",
             ],
+            required: 0,
             default_name: None,
             make: auc,
         },
         Class {
             class: "Precision",
             params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            required: 0,
             default_name: None,
             make: |s| confusion(s, true),
         },
         Class {
             class: "Recall",
             params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            required: 0,
             default_name: None,
             make: |s| confusion(s, false),
         },
         Class {
+            class: "TruePositives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::TruePositives),
+        },
+        Class {
+            class: "FalsePositives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::FalsePositives),
+        },
+        Class {
+            class: "TrueNegatives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::TrueNegatives),
+        },
+        Class {
+            class: "FalseNegatives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::FalseNegatives),
+        },
+        Class {
+            class: "SensitivityAtSpecificity",
+            params: &["specificity", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::SensitivityAtSpecificity),
+        },
+        Class {
+            class: "SpecificityAtSensitivity",
+            params: &["sensitivity", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::SpecificityAtSensitivity),
+        },
+        Class {
+            class: "PrecisionAtRecall",
+            params: &["recall", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::PrecisionAtRecall),
+        },
+        Class {
+            class: "RecallAtPrecision",
+            params: &["precision", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::RecallAtPrecision),
+        },
+        Class {
             class: "MeanSquaredError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean_squared_error"),
             make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanSquaredError)), vec![])),
         },
         Class {
             class: "MeanAbsoluteError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean_absolute_error"),
             make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanAbsoluteError)), vec![])),
         },
         Class {
             class: "RootMeanSquaredError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("root_mean_squared_error"),
             make: |_| Ok((MetricKind::RootMeanSquaredError, vec![])),
         },
         Class {
             class: "SparseCategoricalCrossentropy",
             params: &["name", "dtype", "from_logits", "ignore_class", "axis"],
+            required: 0,
             default_name: Some("sparse_categorical_crossentropy"),
             make: |s| {
                 only_last_axis("SparseCategoricalCrossentropy", param(s, 4))?;
@@ -583,6 +748,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "CategoricalCrossentropy",
             params: &["name", "dtype", "from_logits", "label_smoothing", "axis"],
+            required: 0,
             default_name: Some("categorical_crossentropy"),
             make: |s| {
                 only_last_axis("CategoricalCrossentropy", param(s, 4))?;
@@ -603,6 +769,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "BinaryCrossentropy",
             params: &["name", "dtype", "from_logits", "label_smoothing"],
+            required: 0,
             default_name: Some("binary_crossentropy"),
             make: |s| {
                 let f = LossFn::BinaryCrossentropy {
@@ -630,13 +797,14 @@ fn metric_class(c: Class) -> Value {
     let Class {
         class,
         params,
+        required,
         default_name,
         make,
     } = c;
     NativeClass::new(class, "keras.src.metrics", "")
         .base("Metric")
         .constructor(move |args: &Args, ctx| {
-            let s = args.bind(class, params, 0)?;
+            let s = args.bind(&format!("{class}.__init__"), params, required)?;
             let slot = |n: &str| {
                 params
                     .iter()
@@ -721,25 +889,49 @@ pub fn engine_metric(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<(String, E
         MetricKind::Precision {
             thresholds,
             class_id,
+            top_k,
             ..
         } => match thresholds.as_slice() {
             [t] => Some(EngineMetric::Confusion(Confusion::Precision {
                 threshold: *t as f32,
                 class_id: *class_id,
+                top_k: *top_k,
             })),
             _ => None,
         },
         MetricKind::Recall {
             thresholds,
             class_id,
+            top_k,
             ..
         } => match thresholds.as_slice() {
             [t] => Some(EngineMetric::Confusion(Confusion::Recall {
                 threshold: *t as f32,
                 class_id: *class_id,
+                top_k: *top_k,
             })),
             _ => None,
         },
+        MetricKind::Count {
+            which, thresholds, ..
+        } => match thresholds.as_slice() {
+            [t] => Some(EngineMetric::Confusion(Confusion::Count {
+                which: *which,
+                threshold: *t as f32,
+            })),
+            _ => None,
+        },
+        MetricKind::AtPoint {
+            point,
+            value,
+            thresholds,
+            class_id,
+        } => Some(EngineMetric::Confusion(Confusion::AtPoint {
+            point: *point,
+            value: *value,
+            num_thresholds: thresholds.len(),
+            class_id: *class_id,
+        })),
         MetricKind::Auc {
             thresholds,
             curve,
@@ -784,7 +976,13 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
                     Some(Confusion::Auc { .. }) => Some("AUC"),
                     Some(Confusion::Precision { .. }) => Some("Precision"),
                     Some(Confusion::Recall { .. }) => Some("Recall"),
-                    None => None,
+                    Some(Confusion::Count { which, .. }) => Some(match which {
+                        Count::TruePositives => "TruePositives",
+                        Count::FalsePositives => "FalsePositives",
+                        Count::TrueNegatives => "TrueNegatives",
+                        Count::FalseNegatives => "FalseNegatives",
+                    }),
+                    Some(Confusion::AtPoint { .. }) | None => None,
                 };
                 if let Some(class) = class {
                     auto_name(class, ctx);
@@ -800,11 +998,14 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
 /// What `compile(metrics=...)` accepts, for its error.
 const SUPPORTED: &str = "it supports the names 'accuracy', 'acc', 'sparse_categorical_accuracy', \
 'categorical_accuracy', 'binary_accuracy', 'mae', 'mse', 'top_k_categorical_accuracy', \
-'sparse_top_k_categorical_accuracy', 'auc', 'precision', 'recall' and the objects Accuracy, \
+'sparse_top_k_categorical_accuracy', 'auc', 'precision', 'recall', 'true_positives', \
+'false_positives', 'true_negatives', 'false_negatives' and the objects Accuracy, \
 BinaryAccuracy (threshold 0.5), CategoricalAccuracy, SparseCategoricalAccuracy, \
 TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, \
 RootMeanSquaredError, the cross-entropies (without label smoothing or ignore_class), \
-Precision and Recall (one threshold) and AUC (num_thresholds, without a list of thresholds). \
+Precision, Recall and the four counts (one threshold), PrecisionAtRecall, RecallAtPrecision, \
+SensitivityAtSpecificity, SpecificityAtSensitivity and AUC (num_thresholds, without a list of \
+thresholds). \
 Update other metrics (Mean, Sum) yourself with update_state after predict().";
 
 /// Registers `tf.keras.metrics`.
