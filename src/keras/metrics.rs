@@ -12,6 +12,9 @@ use super::losses::{self, cast_to, div_no_nan, same_rank, LossFn, EPSILON};
 use crate::ops::{self, Activation, Assign, Binary, Eager, ErrorClass, OpError, OpResult};
 use crate::ops::{ArgReduce, Op, ReduceKind, Tensor, Unary, Variable};
 use crate::tensor::{DType, NdArray};
+use std::sync::OnceLock;
+
+pub use super::scores::{Average, R2Aggregation};
 
 /// A per-example value that a metric averages over the examples (Keras's
 /// `MeanMetricWrapper` functions).
@@ -85,6 +88,18 @@ pub enum MetricKind {
         thresholds: Vec<f64>,
         class_id: Option<usize>,
     },
+    /// `FBetaScore` (and `F1Score`, its `beta` 1): `threshold` `None` takes each row's
+    /// largest prediction as its positive.
+    FBeta {
+        average: Average,
+        beta: f64,
+        threshold: Option<f64>,
+    },
+    /// `R2Score`, adjusted for `num_regressors` when that is not 0.
+    R2 {
+        aggregation: R2Aggregation,
+        num_regressors: usize,
+    },
     /// `thresholds` includes the two end points (`-epsilon` and `1 + epsilon`).
     Auc {
         thresholds: Vec<f64>,
@@ -156,7 +171,11 @@ pub fn auc_thresholds(num_thresholds: usize, given: Option<&[f64]>) -> Vec<f64> 
 pub struct Metric {
     pub kind: MetricKind,
     pub name: String,
+    /// The variables made with the metric.
     pub vars: Vec<(String, Variable)>,
+    /// The variables sized by the first update's number of classes (`FBetaScore`,
+    /// `R2Score`), made then, as Keras's `_build` makes them.
+    built: OnceLock<Vec<(String, Variable)>>,
 }
 
 fn zeros(shape: &[usize]) -> OpResult<NdArray> {
@@ -183,6 +202,8 @@ impl Metric {
                 vec![thresholds.len()],
             ),
             MetricKind::Count { thresholds, .. } => (&["accumulator"], vec![thresholds.len()]),
+            MetricKind::FBeta { .. } => (&[], vec![]),
+            MetricKind::R2 { .. } => (&["num_samples"], vec![]),
             MetricKind::Auc { thresholds, .. } | MetricKind::AtPoint { thresholds, .. } => (
                 &[
                     "true_positives",
@@ -204,12 +225,57 @@ impl Metric {
             kind,
             name: name.to_string(),
             vars,
+            built: OnceLock::new(),
         })
     }
 
-    fn var(&self, which: &str) -> OpResult<&Variable> {
+    /// Every variable, in Keras's order: those made with the metric, then those its first
+    /// update made.
+    pub fn variables(&self) -> Vec<(String, Variable)> {
+        let mut all = self.vars.clone();
+        if let Some(b) = self.built.get() {
+            all.extend(b.iter().cloned());
+        }
+        all
+    }
+
+    /// Makes the variables sized by the number of classes (zeros of `shape`) unless they
+    /// are made already.
+    pub(super) fn build(&self, names: &[&str], shape: &[usize]) -> OpResult<()> {
+        if self.built.get().is_some() {
+            return Ok(());
+        }
+        let vars = names
+            .iter()
+            .map(|n| {
+                let path = format!("{}/{n}", self.name);
+                Ok((path.clone(), Variable::new(zeros(shape)?, &path, false)))
+            })
+            .collect::<OpResult<Vec<_>>>()?;
+        // A second builder (none runs at once: a metric lives on one session) would find
+        // the variables set and keep the first ones.
+        let _ = self.built.set(vars);
+        Ok(())
+    }
+
+    /// Builds this metric's class-sized variables as `other`'s are (the sum of replicas'
+    /// parts is built like the parts).
+    pub fn build_like(&self, other: &Metric) -> OpResult<()> {
+        let Some(b) = other.built.get() else {
+            return Ok(());
+        };
+        let names: Vec<&str> = b.iter().filter_map(|(p, _)| p.rsplit('/').next()).collect();
+        let shape = b
+            .first()
+            .map(|(_, v)| v.shape().to_vec())
+            .unwrap_or_default();
+        self.build(&names, &shape)
+    }
+
+    pub(super) fn var(&self, which: &str) -> OpResult<&Variable> {
         self.vars
             .iter()
+            .chain(self.built.get().into_iter().flatten())
             .find(|(p, _)| p.rsplit('/').next() == Some(which))
             .map(|(_, v)| v)
             .ok_or_else(|| OpError::internal(format!("metric {} has no {which}", self.name)))
@@ -217,7 +283,7 @@ impl Metric {
 
     /// Every variable back to zero (`reset_state`).
     pub fn reset(&self, e: &mut Eager) -> OpResult<()> {
-        for (_, v) in &self.vars {
+        for (_, v) in self.variables().iter() {
             let z = Tensor::new(zeros(v.shape())?);
             e.assign(v, Assign::Set, &z)?;
         }
@@ -344,6 +410,10 @@ impl Metric {
                 };
                 self.confusion(e, &Count::ALL, y_true, &p, sample_weight, &how)
             }
+            MetricKind::FBeta {
+                average, threshold, ..
+            } => self.update_fbeta(e, *average, *threshold, y_true, y_pred, sample_weight),
+            MetricKind::R2 { .. } => self.update_r2(e, y_true, y_pred, sample_weight),
             MetricKind::Auc {
                 thresholds,
                 from_logits,
@@ -495,6 +565,11 @@ impl Metric {
                 }
             }
             MetricKind::AtPoint { point, value, .. } => self.at_point(e, *point, *value),
+            MetricKind::FBeta { average, beta, .. } => self.fbeta(e, *average, *beta),
+            MetricKind::R2 {
+                aggregation,
+                num_regressors,
+            } => self.r2(e, *aggregation, *num_regressors),
             MetricKind::Auc {
                 thresholds,
                 curve,

@@ -1,6 +1,7 @@
 //! Keras's remaining metric classes: the confusion counts (`TruePositives`, ...),
 //! `Precision` and `Recall` with `top_k` and several thresholds, and the operating-point
-//! rates (`PrecisionAtRecall`, ...), used by hand (update_state, result, reset_state,
+//! rates (`PrecisionAtRecall`, ...), and the class-sized scores (`FBetaScore`,
+//! `F1Score`, `R2Score`), used by hand (update_state, result, reset_state,
 //! get_config, repr, variables, errors) and in `compile`, against what TensorFlow 2.21 /
 //! Keras 3.15 printed for the same cells (tests/fixtures/keras/metrics_more_reference.json,
 //! written by make_metrics_more_reference.py beside it); and N replicas reporting what one

@@ -14,12 +14,13 @@ use super::super::convert::{tensor_err, tensor_of};
 use super::super::eager::{apply, op_err, run};
 use super::super::ops::arg;
 use super::super::{bound, given, TfError, TfState};
+use super::schedules::warn;
 use super::state_variable::StateVariable;
 use crate::keras::confusion::Confusion;
 use crate::keras::losses::LossFn;
 use crate::keras::metrics::{
-    auc_thresholds, evenly_distributed, point_thresholds, Count, Curve, Metric, MetricKind, Point,
-    Summation, Wrapped, NEG_INF,
+    auc_thresholds, evenly_distributed, point_thresholds, Average, Count, Curve, Metric,
+    MetricKind, Point, R2Aggregation, Summation, Wrapped, NEG_INF,
 };
 use crate::keras::{Metric as EngineMetric, MetricSpec};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
@@ -79,6 +80,9 @@ impl MetricObj {
     fn result(&self, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let parts = self.replicas.borrow();
         if parts.is_empty() {
+            if let Some(text) = self.metric.r2_fallback() {
+                warn(ctx, text);
+            }
             return apply(ctx, |e| self.metric.result(e));
         }
         if self.combined.borrow().is_none() {
@@ -89,13 +93,28 @@ impl MetricObj {
         let Some(sum) = combined.as_ref() else {
             return apply(ctx, |e| self.metric.result(e));
         };
+        for part in parts.iter() {
+            sum.build_like(part).map_err(op_err)?;
+        }
+        sum.build_like(&self.metric).map_err(op_err)?;
+        // A part that no update reached yet holds none of the variables its first update
+        // makes; it adds nothing to them.
+        let mine_all = self.metric.variables();
+        let parts_all: Vec<_> = parts.iter().map(|p| p.variables()).collect();
+        let sum_all = sum.variables();
+        if let Some(text) = sum.r2_fallback() {
+            warn(ctx, text);
+        }
         apply(ctx, |e| {
-            for (i, ((_, into), (_, mine))) in sum.vars.iter().zip(&self.metric.vars).enumerate() {
-                let mut values = vec![e.read(mine)];
-                for part in parts.iter() {
-                    if let Some((_, v)) = part.vars.get(i) {
+            for (i, (_, into)) in sum_all.iter().enumerate() {
+                let mut values = vec![];
+                for vars in std::iter::once(&mine_all).chain(parts_all.iter()) {
+                    if let Some((_, v)) = vars.get(i) {
                         values.push(e.read(v));
                     }
+                }
+                if values.is_empty() {
+                    continue;
                 }
                 let total = crate::ops::add_n(e, &values)?;
                 e.assign(into, crate::ops::Assign::Set, &total)?;
@@ -125,7 +144,7 @@ impl MetricObj {
 
     fn variable(&self, which: &str) -> Option<Value> {
         self.metric
-            .vars
+            .variables()
             .iter()
             .find(|(p, _)| p.rsplit('/').next() == Some(which))
             .map(|(_, v)| StateVariable::value(v))
@@ -145,7 +164,7 @@ impl Object for MetricObj {
             "dtype" => Value::str("float32"),
             "variables" => Value::list(
                 self.metric
-                    .vars
+                    .variables()
                     .iter()
                     .map(|(_, v)| StateVariable::value(v))
                     .collect(),
@@ -202,7 +221,7 @@ impl Object for MetricObj {
         .collect();
         names.extend(
             self.metric
-                .vars
+                .variables()
                 .iter()
                 .filter_map(|(p, _)| p.rsplit('/').next().map(str::to_string)),
         );
@@ -404,6 +423,140 @@ fn at_point(
             ("class_id", shown(s, 2, Value::None)),
             ("num_thresholds", Value::Int(num)),
             (key, given),
+        ],
+    ))
+}
+
+/// What an f-string shows for a constructor argument.
+fn shown_str(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => crate::lang::float_repr(*f),
+        Value::Str(_) => v.as_str().unwrap_or_default().to_string(),
+        other => other.type_name(),
+    }
+}
+
+/// `FBetaScore` (`average, beta, threshold, name, dtype`) and `F1Score` (`average,
+/// threshold, name, dtype`; its `beta` is 1 and its config leaves it out).
+fn fbeta(
+    s: &[Option<Value>],
+    beta: Option<&Value>,
+    threshold_at: usize,
+    shows_beta: bool,
+) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let average_v = param(s, 0).cloned().unwrap_or(Value::None);
+    let average = match &average_v {
+        Value::None => Average::PerClass,
+        Value::Str(_) => match average_v.as_str()? {
+            "micro" => Average::Micro,
+            "macro" => Average::Macro,
+            "weighted" => Average::Weighted,
+            _ => return Err(bad_average(&average_v)),
+        },
+        _ => return Err(bad_average(&average_v)),
+    };
+    let beta_v = beta.cloned().unwrap_or(Value::Float(1.0));
+    let Value::Float(b) = beta_v else {
+        return Err(TfError::Value(format!(
+            "Invalid `beta` argument value. It should be a Python float. Received: beta={} of type '<class '{}'>'",
+            shown_str(&beta_v),
+            beta_v.type_name()
+        ))
+        .into());
+    };
+    if b <= 0.0 {
+        return Err(TfError::Value(format!(
+            "Invalid `beta` argument value. It should be > 0. Received: beta={}",
+            shown_str(&beta_v)
+        ))
+        .into());
+    }
+    let threshold_v = param(s, threshold_at).cloned().unwrap_or(Value::None);
+    let threshold = match &threshold_v {
+        Value::None => None,
+        Value::Float(t) => {
+            if *t > 1.0 || *t <= 0.0 {
+                return Err(TfError::Value(format!(
+                    "Invalid `threshold` argument value. It should verify 0 < threshold <= 1. Received: threshold={}",
+                    shown_str(&threshold_v)
+                ))
+                .into());
+            }
+            Some(*t)
+        }
+        other => {
+            return Err(TfError::Value(format!(
+                "Invalid `threshold` argument value. It should be a Python float. Received: threshold={} of type '<class '{}'>'",
+                shown_str(other),
+                other.type_name()
+            ))
+            .into())
+        }
+    };
+    let mut config = vec![("average", average_v)];
+    if shows_beta {
+        config.push(("beta", beta_v));
+    }
+    config.push(("threshold", threshold_v));
+    Ok((
+        MetricKind::FBeta {
+            average,
+            beta: b,
+            threshold,
+        },
+        config,
+    ))
+}
+
+fn bad_average(v: &Value) -> PyErr {
+    TfError::Value(format!(
+        "Invalid `average` argument value. Expected one of: {{None, 'micro', 'macro', 'weighted'}}. Received: average={}",
+        shown_str(v)
+    ))
+    .into()
+}
+
+/// `R2Score` (`class_aggregation, num_regressors, name, dtype`).
+fn r2(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let given = s
+        .first()
+        .cloned()
+        .flatten()
+        .unwrap_or(Value::str("uniform_average"));
+    let aggregation = match &given {
+        Value::None => Some(R2Aggregation::PerOutput),
+        Value::Str(_) => match given.as_str()? {
+            "uniform_average" => Some(R2Aggregation::UniformAverage),
+            "variance_weighted_average" => Some(R2Aggregation::VarianceWeightedAverage),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(aggregation) = aggregation else {
+        return Err(TfError::Value(format!(
+            "Invalid value for argument `class_aggregation`. Expected one of (None, 'uniform_average', 'variance_weighted_average'). Received: class_aggregation={}",
+            shown_str(&given)
+        ))
+        .into());
+    };
+    let n = param(s, 1).map_or(Ok(0), |v| v.as_int())?;
+    if n < 0 {
+        return Err(TfError::Value(format!(
+            "Invalid value for argument `num_regressors`. Expected a value >= 0. Received: num_regressors={n}"
+        ))
+        .into());
+    }
+    Ok((
+        MetricKind::R2 {
+            aggregation,
+            num_regressors: n as usize,
+        },
+        vec![
+            ("class_aggregation", given),
+            ("num_regressors", Value::Int(n)),
         ],
     ))
 }
@@ -702,6 +855,27 @@ fn classes() -> Vec<Class> {
             required: 1,
             default_name: None,
             make: |s| at_point(s, Point::RecallAtPrecision),
+        },
+        Class {
+            class: "FBetaScore",
+            params: &["average", "beta", "threshold", "name", "dtype"],
+            required: 0,
+            default_name: Some("fbeta_score"),
+            make: |s| fbeta(s, param(s, 1), 2, true),
+        },
+        Class {
+            class: "F1Score",
+            params: &["average", "threshold", "name", "dtype"],
+            required: 0,
+            default_name: Some("f1_score"),
+            make: |s| fbeta(s, None, 1, false),
+        },
+        Class {
+            class: "R2Score",
+            params: &["class_aggregation", "num_regressors", "name", "dtype"],
+            required: 0,
+            default_name: Some("r2_score"),
+            make: r2,
         },
         Class {
             class: "MeanSquaredError",
