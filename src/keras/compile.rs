@@ -244,7 +244,8 @@ pub enum Metric {
     /// `<output>_loss`. Only the trainer that computes each output's loss can sum it, so
     /// [`Metric::batch_sum`] gives nothing for it.
     OutputLoss(usize),
-    /// `Precision`, `Recall` or `AUC`: confusion counts, summed over the epoch.
+    /// `Precision`, `Recall`, `AUC`, a count or an operating-point rate: confusion counts,
+    /// summed over the epoch.
     Confusion(Confusion),
 }
 
@@ -261,6 +262,10 @@ const METRIC_NAMES: &[&str] = &[
     "auc",
     "precision",
     "recall",
+    "true_positives",
+    "false_positives",
+    "true_negatives",
+    "false_negatives",
 ];
 
 impl Metric {

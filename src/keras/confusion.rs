@@ -1,5 +1,6 @@
 //! The metrics `compile` takes whose state is confusion counts rather than a running mean:
-//! `Precision`, `Recall` and `AUC`. A batch contributes its counts at each threshold as
+//! `Precision`, `Recall`, `AUC`, the four counts (`TruePositives`, ...) and the rates at an
+//! operating point (`PrecisionAtRecall`, `SensitivityAtSpecificity`, ...). A batch contributes its counts at each threshold as
 //! plain numbers (true and false positives, true and false negatives), which add across
 //! batches and across replicas, so N replicas report what one replica would; the result is
 //! computed from the summed counts. Both steps run the metric objects' own arithmetic
@@ -8,22 +9,36 @@
 //! It must not touch the language or the bindings.
 
 use super::error::{KResult, KerasError};
-use super::metrics::{auc_thresholds, Curve, Metric, MetricKind, Summation};
+use super::metrics::{
+    auc_thresholds, point_thresholds, Count, Curve, Metric, MetricKind, Point, Summation,
+};
 use crate::device::cpu::CpuDevice;
 use crate::ops::{Eager, ErrorClass, OpError, Tensor};
 use crate::tensor::NdArray;
 
-/// A confusion-count metric as `compile` fixes it: one threshold for `Precision` and
-/// `Recall` (their result is then one number, what a log holds), evenly spread thresholds
-/// for `AUC`.
+/// A confusion-count metric as `compile` fixes it: one threshold for `Precision`, `Recall`
+/// and the counts (their result is then one number, what a log holds), evenly spread
+/// thresholds for `AUC` and the operating-point rates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Confusion {
     Precision {
         threshold: f32,
         class_id: Option<usize>,
+        top_k: Option<usize>,
     },
     Recall {
         threshold: f32,
+        class_id: Option<usize>,
+        top_k: Option<usize>,
+    },
+    Count {
+        which: Count,
+        threshold: f32,
+    },
+    AtPoint {
+        point: Point,
+        value: f64,
+        num_thresholds: usize,
         class_id: Option<usize>,
     },
     Auc {
@@ -57,13 +72,27 @@ impl Confusion {
             "precision" | "Precision" => Confusion::Precision {
                 threshold: 0.5,
                 class_id: None,
+                top_k: None,
             },
             "recall" | "Recall" => Confusion::Recall {
                 threshold: 0.5,
                 class_id: None,
+                top_k: None,
             },
+            "true_positives" | "TruePositives" => Confusion::count(Count::TruePositives),
+            "false_positives" | "FalsePositives" => Confusion::count(Count::FalsePositives),
+            "true_negatives" | "TrueNegatives" => Confusion::count(Count::TrueNegatives),
+            "false_negatives" | "FalseNegatives" => Confusion::count(Count::FalseNegatives),
             _ => return None,
         })
+    }
+
+    /// A count at Keras's default threshold, 0.5.
+    fn count(which: Count) -> Confusion {
+        Confusion::Count {
+            which,
+            threshold: 0.5,
+        }
     }
 
     /// The metric object's kind, whose arithmetic this uses.
@@ -72,17 +101,37 @@ impl Confusion {
             Confusion::Precision {
                 threshold,
                 class_id,
+                top_k,
             } => MetricKind::Precision {
                 thresholds: vec![f64::from(threshold)],
                 evenly: false,
                 class_id,
+                top_k,
             },
             Confusion::Recall {
                 threshold,
                 class_id,
+                top_k,
             } => MetricKind::Recall {
                 thresholds: vec![f64::from(threshold)],
                 evenly: false,
+                class_id,
+                top_k,
+            },
+            Confusion::Count { which, threshold } => MetricKind::Count {
+                which,
+                thresholds: vec![f64::from(threshold)],
+                evenly: false,
+            },
+            Confusion::AtPoint {
+                point,
+                value,
+                num_thresholds,
+                class_id,
+            } => MetricKind::AtPoint {
+                point,
+                value,
+                thresholds: point_thresholds(num_thresholds),
                 class_id,
             },
             Confusion::Auc {
@@ -103,6 +152,8 @@ impl Confusion {
     pub fn state_len(&self) -> usize {
         match *self {
             Confusion::Precision { .. } | Confusion::Recall { .. } => 2,
+            Confusion::Count { .. } => 1,
+            Confusion::AtPoint { num_thresholds, .. } => 4 * num_thresholds.max(1),
             Confusion::Auc { num_thresholds, .. } => 4 * num_thresholds,
         }
     }

@@ -12,6 +12,9 @@ use super::losses::{self, cast_to, div_no_nan, same_rank, LossFn, EPSILON};
 use crate::ops::{self, Activation, Assign, Binary, Eager, ErrorClass, OpError, OpResult};
 use crate::ops::{ArgReduce, Op, ReduceKind, Tensor, Unary, Variable};
 use crate::tensor::{DType, NdArray};
+use std::sync::OnceLock;
+
+pub use super::scores::{Average, R2Aggregation};
 
 /// A per-example value that a metric averages over the examples (Keras's
 /// `MeanMetricWrapper` functions).
@@ -57,15 +60,45 @@ pub enum MetricKind {
     RootMeanSquaredError,
     /// `thresholds` as given (0.5 by default); `evenly` when they are spread evenly over
     /// [0, 1], where Keras counts by buckets of the clipped predictions.
+    /// `top_k` keeps only each row's k highest predictions (the others count as negative).
     Precision {
         thresholds: Vec<f64>,
         evenly: bool,
         class_id: Option<usize>,
+        top_k: Option<usize>,
     },
     Recall {
         thresholds: Vec<f64>,
         evenly: bool,
         class_id: Option<usize>,
+        top_k: Option<usize>,
+    },
+    /// `TruePositives`, `FalsePositives`, `TrueNegatives` and `FalseNegatives`: one count
+    /// at each threshold, in a variable Keras names `accumulator`.
+    Count {
+        which: Count,
+        thresholds: Vec<f64>,
+        evenly: bool,
+    },
+    /// `SensitivityAtSpecificity` and its kin: the four counts at `thresholds`
+    /// ([`point_thresholds`]), and the best of one rate where the other reaches `value`.
+    AtPoint {
+        point: Point,
+        value: f64,
+        thresholds: Vec<f64>,
+        class_id: Option<usize>,
+    },
+    /// `FBetaScore` (and `F1Score`, its `beta` 1): `threshold` `None` takes each row's
+    /// largest prediction as its positive.
+    FBeta {
+        average: Average,
+        beta: f64,
+        threshold: Option<f64>,
+    },
+    /// `R2Score`, adjusted for `num_regressors` when that is not 0.
+    R2 {
+        aggregation: R2Aggregation,
+        num_regressors: usize,
     },
     /// `thresholds` includes the two end points (`-epsilon` and `1 + epsilon`).
     Auc {
@@ -75,6 +108,32 @@ pub enum MetricKind {
         from_logits: bool,
     },
 }
+
+/// Which rate an [`MetricKind::AtPoint`] metric maximizes, under a floor on which other
+/// rate (the class names say it: the first rate at the second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    PrecisionAtRecall,
+    RecallAtPrecision,
+}
+
+/// Keras's `SensitivitySpecificityBase` thresholds: one at 0.5, or `num_thresholds` spread
+/// evenly over [0, 1] with both ends included.
+pub fn point_thresholds(num_thresholds: usize) -> Vec<f64> {
+    if num_thresholds <= 1 {
+        return vec![0.5];
+    }
+    let mut t = vec![0.0];
+    t.extend((0..num_thresholds - 2).map(|i| (i + 1) as f64 / (num_thresholds - 1) as f64));
+    t.push(1.0);
+    t
+}
+
+/// Keras's `NEG_INF`: the threshold `Precision` and `Recall` take with `top_k`, and the
+/// value its filter gives the predictions outside the top k.
+pub const NEG_INF: f64 = -1e10;
 
 /// Keras's `is_evenly_distributed_thresholds`.
 pub fn evenly_distributed(thresholds: &[f64]) -> bool {
@@ -112,7 +171,11 @@ pub fn auc_thresholds(num_thresholds: usize, given: Option<&[f64]>) -> Vec<f64> 
 pub struct Metric {
     pub kind: MetricKind,
     pub name: String,
+    /// The variables made with the metric.
     pub vars: Vec<(String, Variable)>,
+    /// The variables sized by the first update's number of classes (`FBetaScore`,
+    /// `R2Score`), made then, as Keras's `_build` makes them.
+    built: OnceLock<Vec<(String, Variable)>>,
 }
 
 fn zeros(shape: &[usize]) -> OpResult<NdArray> {
@@ -138,7 +201,10 @@ impl Metric {
                 &["true_positives", "false_negatives"],
                 vec![thresholds.len()],
             ),
-            MetricKind::Auc { thresholds, .. } => (
+            MetricKind::Count { thresholds, .. } => (&["accumulator"], vec![thresholds.len()]),
+            MetricKind::FBeta { .. } => (&[], vec![]),
+            MetricKind::R2 { .. } => (&["num_samples"], vec![]),
+            MetricKind::Auc { thresholds, .. } | MetricKind::AtPoint { thresholds, .. } => (
                 &[
                     "true_positives",
                     "false_positives",
@@ -159,12 +225,57 @@ impl Metric {
             kind,
             name: name.to_string(),
             vars,
+            built: OnceLock::new(),
         })
     }
 
-    fn var(&self, which: &str) -> OpResult<&Variable> {
+    /// Every variable, in Keras's order: those made with the metric, then those its first
+    /// update made.
+    pub fn variables(&self) -> Vec<(String, Variable)> {
+        let mut all = self.vars.clone();
+        if let Some(b) = self.built.get() {
+            all.extend(b.iter().cloned());
+        }
+        all
+    }
+
+    /// Makes the variables sized by the number of classes (zeros of `shape`) unless they
+    /// are made already.
+    pub(super) fn build(&self, names: &[&str], shape: &[usize]) -> OpResult<()> {
+        if self.built.get().is_some() {
+            return Ok(());
+        }
+        let vars = names
+            .iter()
+            .map(|n| {
+                let path = format!("{}/{n}", self.name);
+                Ok((path.clone(), Variable::new(zeros(shape)?, &path, false)))
+            })
+            .collect::<OpResult<Vec<_>>>()?;
+        // A second builder (none runs at once: a metric lives on one session) would find
+        // the variables set and keep the first ones.
+        let _ = self.built.set(vars);
+        Ok(())
+    }
+
+    /// Builds this metric's class-sized variables as `other`'s are (the sum of replicas'
+    /// parts is built like the parts).
+    pub fn build_like(&self, other: &Metric) -> OpResult<()> {
+        let Some(b) = other.built.get() else {
+            return Ok(());
+        };
+        let names: Vec<&str> = b.iter().filter_map(|(p, _)| p.rsplit('/').next()).collect();
+        let shape = b
+            .first()
+            .map(|(_, v)| v.shape().to_vec())
+            .unwrap_or_default();
+        self.build(&names, &shape)
+    }
+
+    pub(super) fn var(&self, which: &str) -> OpResult<&Variable> {
         self.vars
             .iter()
+            .chain(self.built.get().into_iter().flatten())
             .find(|(p, _)| p.rsplit('/').next() == Some(which))
             .map(|(_, v)| v)
             .ok_or_else(|| OpError::internal(format!("metric {} has no {which}", self.name)))
@@ -172,7 +283,7 @@ impl Metric {
 
     /// Every variable back to zero (`reset_state`).
     pub fn reset(&self, e: &mut Eager) -> OpResult<()> {
-        for (_, v) in &self.vars {
+        for (_, v) in self.variables().iter() {
             let z = Tensor::new(zeros(v.shape())?);
             e.assign(v, Assign::Set, &z)?;
         }
@@ -240,30 +351,69 @@ impl Metric {
                 thresholds,
                 evenly,
                 class_id,
+                top_k,
             }
             | MetricKind::Recall {
                 thresholds,
                 evenly,
                 class_id,
+                top_k,
             } => {
                 let second = if matches!(self.kind, MetricKind::Precision { .. }) {
                     Count::FalsePositives
                 } else {
                     Count::FalseNegatives
                 };
-                let counts = [Count::TruePositives, second];
                 let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    evenly: *evenly,
+                    class_id: *class_id,
+                    top_k: *top_k,
+                };
                 self.confusion(
                     e,
-                    &counts,
+                    &[Count::TruePositives, second],
                     y_true,
                     &p,
                     sample_weight,
-                    thresholds,
-                    *evenly,
-                    *class_id,
+                    &how,
                 )
             }
+            MetricKind::Count {
+                which,
+                thresholds,
+                evenly,
+            } => {
+                let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    evenly: *evenly,
+                    class_id: None,
+                    top_k: None,
+                };
+                self.confusion(e, &[*which], y_true, &p, sample_weight, &how)
+            }
+            MetricKind::AtPoint {
+                thresholds,
+                class_id,
+                ..
+            } => {
+                let p = cast_to(e, y_pred, DType::F32)?;
+                let how = Counting {
+                    thresholds,
+                    // Keras counts its evenly spread thresholds by buckets whenever there
+                    // are at least two of them.
+                    evenly: thresholds.len() > 1,
+                    class_id: *class_id,
+                    top_k: None,
+                };
+                self.confusion(e, &Count::ALL, y_true, &p, sample_weight, &how)
+            }
+            MetricKind::FBeta {
+                average, threshold, ..
+            } => self.update_fbeta(e, *average, *threshold, y_true, y_pred, sample_weight),
+            MetricKind::R2 { .. } => self.update_r2(e, y_true, y_pred, sample_weight),
             MetricKind::Auc {
                 thresholds,
                 from_logits,
@@ -275,29 +425,19 @@ impl Metric {
                     y_pred.clone()
                 };
                 let p = cast_to(e, &p, DType::F32)?;
-                let counts = [
-                    Count::TruePositives,
-                    Count::FalsePositives,
-                    Count::TrueNegatives,
-                    Count::FalseNegatives,
-                ];
-                self.confusion(
-                    e,
-                    &counts,
-                    y_true,
-                    &p,
-                    sample_weight,
+                let how = Counting {
                     thresholds,
-                    true,
-                    None,
-                )
+                    evenly: true,
+                    class_id: None,
+                    top_k: None,
+                };
+                self.confusion(e, &Count::ALL, y_true, &p, sample_weight, &how)
             }
         }
     }
 
     /// Keras's `update_confusion_matrix_variables` for one label per prediction: each
     /// prediction is positive at a threshold when it exceeds it.
-    #[allow(clippy::too_many_arguments)]
     fn confusion(
         &self,
         e: &mut Eager,
@@ -305,10 +445,14 @@ impl Metric {
         y_true: &Tensor,
         p: &Tensor,
         sample_weight: Option<&Tensor>,
-        thresholds: &[f64],
-        evenly: bool,
-        class_id: Option<usize>,
+        how: &Counting,
     ) -> OpResult<()> {
+        let Counting {
+            thresholds,
+            evenly,
+            class_id,
+            top_k,
+        } = *how;
         let t = cast_to(e, y_true, DType::F32)?;
         let (mut p, mut t) = same_rank(e, p.clone(), t, true)?;
         let mut weight = match sample_weight {
@@ -319,6 +463,9 @@ impl Metric {
             }
             None => None,
         };
+        if let Some(k) = top_k {
+            p = filter_top_k(e, &p, k)?;
+        }
         if let Some(k) = class_id {
             if p.ndim() < 2 {
                 return Err(OpError::new(
@@ -368,7 +515,11 @@ impl Metric {
                 None => cast_to(e, &both, DType::F32)?,
             };
             let sums = ops::reduce_sum(e, &hits, Some(vec![1]), false)?;
-            e.assign(self.var(count.name())?, Assign::Add, &sums)?;
+            let var = match self.kind {
+                MetricKind::Count { .. } => "accumulator",
+                _ => count.name(),
+            };
+            e.assign(self.var(var)?, Assign::Add, &sums)?;
         }
         Ok(())
     }
@@ -404,6 +555,21 @@ impl Metric {
                     Ok(r)
                 }
             }
+            MetricKind::Count { thresholds, .. } => {
+                let counts = e.read(self.var("accumulator")?);
+                if thresholds.len() == 1 {
+                    let first = ops::slice(e, &counts, &[0], &[1])?;
+                    ops::reshape(e, &first, &[])
+                } else {
+                    Ok(counts)
+                }
+            }
+            MetricKind::AtPoint { point, value, .. } => self.at_point(e, *point, *value),
+            MetricKind::FBeta { average, beta, .. } => self.fbeta(e, *average, *beta),
+            MetricKind::R2 {
+                aggregation,
+                num_regressors,
+            } => self.r2(e, *aggregation, *num_regressors),
             MetricKind::Auc {
                 thresholds,
                 curve,
@@ -411,6 +577,32 @@ impl Metric {
                 ..
             } => self.auc(e, thresholds.len(), *curve, *summation),
         }
+    }
+
+    /// `SensitivitySpecificityBase._find_max_under_constraint`: the largest of one rate
+    /// over the thresholds where the other reaches `value`, or 0 where none does.
+    fn at_point(&self, e: &mut Eager, point: Point, value: f64) -> OpResult<Tensor> {
+        let tp = e.read(self.var("true_positives")?);
+        let fp = e.read(self.var("false_positives")?);
+        let tn = e.read(self.var("true_negatives")?);
+        let fneg = e.read(self.var("false_negatives")?);
+        let rate = |e: &mut Eager, num: &Tensor, other: &Tensor| -> OpResult<Tensor> {
+            let den = ops::add(e, num, other)?;
+            div_no_nan(e, num, &den)
+        };
+        // Sensitivity and recall are the same rate.
+        let recall = rate(e, &tp, &fneg)?;
+        let (constrained, dependent) = match point {
+            Point::SensitivityAtSpecificity => (rate(e, &tn, &fp)?, recall),
+            Point::SpecificityAtSensitivity => (recall, rate(e, &tn, &fp)?),
+            Point::PrecisionAtRecall => (recall, rate(e, &tp, &fp)?),
+            Point::RecallAtPrecision => (rate(e, &tp, &fp)?, recall),
+        };
+        let feasible = ops::binary(e, Binary::GreaterEqual, &constrained, &f32s(value))?;
+        let zero = ops::zeros_like(e, &dependent)?;
+        let kept = ops::select(e, &feasible, &dependent, &zero)?;
+        let best = ops::reduce(e, &kept, ReduceKind::Max, None, false)?;
+        ops::binary(e, Binary::Maximum, &best, &f32s(0.0))
     }
 
     /// AUC's area from the confusion counts (Keras's `result` and `interpolate_pr_auc`).
@@ -477,9 +669,34 @@ impl Metric {
     }
 }
 
+/// How [`Metric::confusion`] counts: at which thresholds, whether they are spread evenly
+/// (then Keras clips the predictions to [0, 1]), for one class only, among the top k only.
+struct Counting<'a> {
+    thresholds: &'a [f64],
+    evenly: bool,
+    class_id: Option<usize>,
+    top_k: Option<usize>,
+}
+
+/// Keras's `_filter_top_k`: each row's k highest predictions (ties to the first) kept, the
+/// others set to [`NEG_INF`].
+fn filter_top_k(e: &mut Eager, p: &Tensor, k: usize) -> OpResult<Tensor> {
+    let classes = p.shape().last().copied().unwrap_or(0);
+    let picked = ops::top_k(e, p, k as i64)?;
+    let Some(idx) = picked.get(1) else {
+        return Err(OpError::internal("TopKV2 gave no indices".to_string()));
+    };
+    let oh = ops::one_hot(e, idx, classes, 1.0, 0.0, -1, DType::F32)?;
+    let mask = ops::reduce_sum(e, &oh, Some(vec![-2]), false)?;
+    let kept = ops::mul(e, p, &mask)?;
+    let off = ops::sub(e, &f32s(1.0), &mask)?;
+    let floor = ops::mul(e, &f32s(NEG_INF), &off)?;
+    ops::add(e, &kept, &floor)
+}
+
 /// The confusion counts a metric keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Count {
+pub enum Count {
     TruePositives,
     FalsePositives,
     TrueNegatives,
@@ -487,7 +704,15 @@ enum Count {
 }
 
 impl Count {
-    fn name(self) -> &'static str {
+    const ALL: [Count; 4] = [
+        Count::TruePositives,
+        Count::FalsePositives,
+        Count::TrueNegatives,
+        Count::FalseNegatives,
+    ];
+
+    /// The count's variable name in Keras (and its metric's default name).
+    pub fn name(self) -> &'static str {
         match self {
             Count::TruePositives => "true_positives",
             Count::FalsePositives => "false_positives",

@@ -45,6 +45,7 @@ pub mod recurrent;
 pub mod replica;
 pub mod sample_weight;
 pub mod saving;
+pub mod scores;
 pub mod stateless;
 pub mod summary;
 pub mod trainer;

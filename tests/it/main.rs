@@ -55,6 +55,7 @@ mod keras_layers_recurrent;
 mod keras_layers_sequence;
 mod keras_layers_shaping;
 mod keras_metrics_compile;
+mod keras_metrics_more;
 mod keras_multi_output;
 mod keras_soft_targets;
 mod lang_corpus;

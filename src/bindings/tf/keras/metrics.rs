@@ -14,11 +14,13 @@ use super::super::convert::{tensor_err, tensor_of};
 use super::super::eager::{apply, op_err, run};
 use super::super::ops::arg;
 use super::super::{bound, given, TfError, TfState};
+use super::schedules::warn;
 use super::state_variable::StateVariable;
 use crate::keras::confusion::Confusion;
 use crate::keras::losses::LossFn;
 use crate::keras::metrics::{
-    auc_thresholds, evenly_distributed, Curve, Metric, MetricKind, Summation, Wrapped,
+    auc_thresholds, evenly_distributed, point_thresholds, Average, Count, Curve, Metric,
+    MetricKind, Point, R2Aggregation, Summation, Wrapped, NEG_INF,
 };
 use crate::keras::{Metric as EngineMetric, MetricSpec};
 use crate::lang::{Args, Ctx, NativeClass, NativeModule, Object, PyErr, PyResult, Value};
@@ -78,6 +80,9 @@ impl MetricObj {
     fn result(&self, ctx: &mut dyn Ctx) -> PyResult<Value> {
         let parts = self.replicas.borrow();
         if parts.is_empty() {
+            if let Some(text) = self.metric.r2_fallback() {
+                warn(ctx, text);
+            }
             return apply(ctx, |e| self.metric.result(e));
         }
         if self.combined.borrow().is_none() {
@@ -88,13 +93,28 @@ impl MetricObj {
         let Some(sum) = combined.as_ref() else {
             return apply(ctx, |e| self.metric.result(e));
         };
+        for part in parts.iter() {
+            sum.build_like(part).map_err(op_err)?;
+        }
+        sum.build_like(&self.metric).map_err(op_err)?;
+        // A part that no update reached yet holds none of the variables its first update
+        // makes; it adds nothing to them.
+        let mine_all = self.metric.variables();
+        let parts_all: Vec<_> = parts.iter().map(|p| p.variables()).collect();
+        let sum_all = sum.variables();
+        if let Some(text) = sum.r2_fallback() {
+            warn(ctx, text);
+        }
         apply(ctx, |e| {
-            for (i, ((_, into), (_, mine))) in sum.vars.iter().zip(&self.metric.vars).enumerate() {
-                let mut values = vec![e.read(mine)];
-                for part in parts.iter() {
-                    if let Some((_, v)) = part.vars.get(i) {
+            for (i, (_, into)) in sum_all.iter().enumerate() {
+                let mut values = vec![];
+                for vars in std::iter::once(&mine_all).chain(parts_all.iter()) {
+                    if let Some((_, v)) = vars.get(i) {
                         values.push(e.read(v));
                     }
+                }
+                if values.is_empty() {
+                    continue;
                 }
                 let total = crate::ops::add_n(e, &values)?;
                 e.assign(into, crate::ops::Assign::Set, &total)?;
@@ -124,7 +144,7 @@ impl MetricObj {
 
     fn variable(&self, which: &str) -> Option<Value> {
         self.metric
-            .vars
+            .variables()
             .iter()
             .find(|(p, _)| p.rsplit('/').next() == Some(which))
             .map(|(_, v)| StateVariable::value(v))
@@ -144,7 +164,7 @@ impl Object for MetricObj {
             "dtype" => Value::str("float32"),
             "variables" => Value::list(
                 self.metric
-                    .vars
+                    .variables()
                     .iter()
                     .map(|(_, v)| StateVariable::value(v))
                     .collect(),
@@ -166,7 +186,9 @@ impl Object for MetricObj {
                     Value::list(thresholds.iter().map(|t| np_float64(*t)).collect())
                 }
                 MetricKind::Precision { thresholds, .. }
-                | MetricKind::Recall { thresholds, .. } => {
+                | MetricKind::Recall { thresholds, .. }
+                | MetricKind::Count { thresholds, .. }
+                | MetricKind::AtPoint { thresholds, .. } => {
                     Value::list(thresholds.iter().map(|t| Value::Float(*t)).collect())
                 }
                 _ => return Ok(None),
@@ -199,7 +221,7 @@ impl Object for MetricObj {
         .collect();
         names.extend(
             self.metric
-                .vars
+                .variables()
                 .iter()
                 .filter_map(|(p, _)| p.rsplit('/').next().map(str::to_string)),
         );
@@ -274,8 +296,14 @@ fn threshold_list(v: Option<&Value>) -> PyResult<Option<Vec<f64>>> {
 }
 
 fn check_thresholds(t: &[f64]) -> PyResult<()> {
-    if t.iter().any(|x| !(0.0..=1.0).contains(x)) {
-        let shown: Vec<String> = t.iter().map(|x| crate::lang::float_repr(*x)).collect();
+    // Keras lists only the thresholds out of range.
+    let bad: Vec<String> = t
+        .iter()
+        .filter(|x| !(0.0..=1.0).contains(*x))
+        .map(|x| crate::lang::float_repr(*x))
+        .collect();
+    if !bad.is_empty() {
+        let shown = bad;
         return Err(TfError::Value(format!(
             "Threshold values must be in [0, 1]. Received: [{}]",
             shown.join(", ")
@@ -290,17 +318,14 @@ fn confusion(
     s: &[Option<Value>],
     precision: bool,
 ) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
-    if param(s, 1).is_some() {
-        return Err(TfError::NotImplemented(
-            "top_k is not supported by this kernel's Precision and Recall; use thresholds or class_id".into(),
-        )
-        .into());
-    }
-    let given = threshold_list(param(s, 0))?;
-    if let Some(t) = &given {
-        check_thresholds(t)?;
-    }
-    let thresholds = given.unwrap_or_else(|| vec![0.5]);
+    let top_k = param(s, 1)
+        .map(|v| v.as_int())
+        .transpose()?
+        .map(|k| k.max(0) as usize);
+    // With `top_k` a prediction outside the top k is pushed to NEG_INF, so the default
+    // threshold is NEG_INF itself: every kept prediction counts as positive.
+    let default = if top_k.is_some() { NEG_INF } else { 0.5 };
+    let thresholds = given_thresholds(s, 0, default)?;
     let evenly = evenly_distributed(&thresholds);
     let class_id = param(s, 2)
         .map(|v| v.as_int())
@@ -316,15 +341,234 @@ fn confusion(
             thresholds,
             evenly,
             class_id,
+            top_k,
         }
     } else {
         MetricKind::Recall {
             thresholds,
             evenly,
             class_id,
+            top_k,
         }
     };
     Ok((kind, config))
+}
+
+/// Keras's `parse_init_thresholds`: the thresholds given at `i` (one or a list), each in
+/// [0, 1], else the default alone.
+fn given_thresholds(s: &[Option<Value>], i: usize, default: f64) -> PyResult<Vec<f64>> {
+    let given = threshold_list(param(s, i))?;
+    if let Some(t) = &given {
+        check_thresholds(t)?;
+    }
+    Ok(given.unwrap_or_else(|| vec![default]))
+}
+
+/// `TruePositives`, `FalsePositives`, `TrueNegatives`, `FalseNegatives` (`thresholds,
+/// name, dtype`).
+fn count(s: &[Option<Value>], which: Count) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let thresholds = given_thresholds(s, 0, 0.5)?;
+    let evenly = evenly_distributed(&thresholds);
+    Ok((
+        MetricKind::Count {
+            which,
+            thresholds,
+            evenly,
+        },
+        vec![("thresholds", shown(s, 0, Value::None))],
+    ))
+}
+
+/// `SensitivityAtSpecificity` and its kin (`value, num_thresholds, class_id, name, dtype`,
+/// the value's parameter named by the class).
+fn at_point(
+    s: &[Option<Value>],
+    point: Point,
+) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let key = point_param(point);
+    let given = param(s, 0).cloned().unwrap_or(Value::None);
+    let value = given.as_float()?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(TfError::Value(format!(
+            "Argument `{key}` must be in the range [0, 1]. Received: {key}={}",
+            match given {
+                Value::Int(i) => i.to_string(),
+                _ => crate::lang::float_repr(value),
+            }
+        ))
+        .into());
+    }
+    let num = param(s, 1).map_or(Ok(200), |v| v.as_int())?;
+    if num <= 0 {
+        return Err(TfError::Value(format!(
+            "Argument `num_thresholds` must be an integer > 0. Received: num_thresholds={num}"
+        ))
+        .into());
+    }
+    // The four counts are sized by the argument, so they are held against the memory
+    // bound before they are made.
+    crate::tensor::check_alloc(&[num as usize, 5], DType::F64).map_err(tensor_err)?;
+    let class_id = param(s, 2)
+        .map(|v| v.as_int())
+        .transpose()?
+        .map(|k| k.max(0) as usize);
+    Ok((
+        MetricKind::AtPoint {
+            point,
+            value,
+            thresholds: point_thresholds(num as usize),
+            class_id,
+        },
+        vec![
+            ("class_id", shown(s, 2, Value::None)),
+            ("num_thresholds", Value::Int(num)),
+            (key, given),
+        ],
+    ))
+}
+
+/// What an f-string shows for a constructor argument.
+fn shown_str(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => crate::lang::float_repr(*f),
+        Value::Str(_) => v.as_str().unwrap_or_default().to_string(),
+        other => other.type_name(),
+    }
+}
+
+/// `FBetaScore` (`average, beta, threshold, name, dtype`) and `F1Score` (`average,
+/// threshold, name, dtype`; its `beta` is 1 and its config leaves it out).
+fn fbeta(
+    s: &[Option<Value>],
+    beta: Option<&Value>,
+    threshold_at: usize,
+    shows_beta: bool,
+) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let average_v = param(s, 0).cloned().unwrap_or(Value::None);
+    let average = match &average_v {
+        Value::None => Average::PerClass,
+        Value::Str(_) => match average_v.as_str()? {
+            "micro" => Average::Micro,
+            "macro" => Average::Macro,
+            "weighted" => Average::Weighted,
+            _ => return Err(bad_average(&average_v)),
+        },
+        _ => return Err(bad_average(&average_v)),
+    };
+    let beta_v = beta.cloned().unwrap_or(Value::Float(1.0));
+    let Value::Float(b) = beta_v else {
+        return Err(TfError::Value(format!(
+            "Invalid `beta` argument value. It should be a Python float. Received: beta={} of type '<class '{}'>'",
+            shown_str(&beta_v),
+            beta_v.type_name()
+        ))
+        .into());
+    };
+    if b <= 0.0 {
+        return Err(TfError::Value(format!(
+            "Invalid `beta` argument value. It should be > 0. Received: beta={}",
+            shown_str(&beta_v)
+        ))
+        .into());
+    }
+    let threshold_v = param(s, threshold_at).cloned().unwrap_or(Value::None);
+    let threshold = match &threshold_v {
+        Value::None => None,
+        Value::Float(t) => {
+            if *t > 1.0 || *t <= 0.0 {
+                return Err(TfError::Value(format!(
+                    "Invalid `threshold` argument value. It should verify 0 < threshold <= 1. Received: threshold={}",
+                    shown_str(&threshold_v)
+                ))
+                .into());
+            }
+            Some(*t)
+        }
+        other => {
+            return Err(TfError::Value(format!(
+                "Invalid `threshold` argument value. It should be a Python float. Received: threshold={} of type '<class '{}'>'",
+                shown_str(other),
+                other.type_name()
+            ))
+            .into())
+        }
+    };
+    let mut config = vec![("average", average_v)];
+    if shows_beta {
+        config.push(("beta", beta_v));
+    }
+    config.push(("threshold", threshold_v));
+    Ok((
+        MetricKind::FBeta {
+            average,
+            beta: b,
+            threshold,
+        },
+        config,
+    ))
+}
+
+fn bad_average(v: &Value) -> PyErr {
+    TfError::Value(format!(
+        "Invalid `average` argument value. Expected one of: {{None, 'micro', 'macro', 'weighted'}}. Received: average={}",
+        shown_str(v)
+    ))
+    .into()
+}
+
+/// `R2Score` (`class_aggregation, num_regressors, name, dtype`).
+fn r2(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
+    let given = s
+        .first()
+        .cloned()
+        .flatten()
+        .unwrap_or(Value::str("uniform_average"));
+    let aggregation = match &given {
+        Value::None => Some(R2Aggregation::PerOutput),
+        Value::Str(_) => match given.as_str()? {
+            "uniform_average" => Some(R2Aggregation::UniformAverage),
+            "variance_weighted_average" => Some(R2Aggregation::VarianceWeightedAverage),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(aggregation) = aggregation else {
+        return Err(TfError::Value(format!(
+            "Invalid value for argument `class_aggregation`. Expected one of (None, 'uniform_average', 'variance_weighted_average'). Received: class_aggregation={}",
+            shown_str(&given)
+        ))
+        .into());
+    };
+    let n = param(s, 1).map_or(Ok(0), |v| v.as_int())?;
+    if n < 0 {
+        return Err(TfError::Value(format!(
+            "Invalid value for argument `num_regressors`. Expected a value >= 0. Received: num_regressors={n}"
+        ))
+        .into());
+    }
+    Ok((
+        MetricKind::R2 {
+            aggregation,
+            num_regressors: n as usize,
+        },
+        vec![
+            ("class_aggregation", given),
+            ("num_regressors", Value::Int(n)),
+        ],
+    ))
+}
+
+/// The parameter that holds an operating-point metric's floor.
+fn point_param(point: Point) -> &'static str {
+    match point {
+        Point::SensitivityAtSpecificity => "specificity",
+        Point::SpecificityAtSensitivity => "sensitivity",
+        Point::PrecisionAtRecall => "recall",
+        Point::RecallAtPrecision => "precision",
+    }
 }
 
 fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)> {
@@ -429,11 +673,14 @@ fn auc(s: &[Option<Value>]) -> PyResult<(MetricKind, Vec<(&'static str, Value)>)
 struct Class {
     class: &'static str,
     params: &'static [&'static str],
+    /// How many leading parameters must be given (the operating-point metrics' floor).
+    required: usize,
     default_name: Option<&'static str>,
     make: Make,
 }
 
 const NAME_DTYPE: &[&str] = &["name", "dtype"];
+const COUNT_PARAMS: &[&str] = &["thresholds", "name", "dtype"];
 
 fn wrapped(w: Wrapped) -> MetricKind {
     MetricKind::Wrapped(w)
@@ -444,24 +691,28 @@ fn classes() -> Vec<Class> {
         Class {
             class: "Mean",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean"),
             make: |_| Ok((MetricKind::Mean, vec![])),
         },
         Class {
             class: "Sum",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("sum"),
             make: |_| Ok((MetricKind::Sum, vec![])),
         },
         Class {
             class: "Accuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("accuracy"),
             make: |_| Ok((wrapped(Wrapped::Accuracy), vec![])),
         },
         Class {
             class: "BinaryAccuracy",
             params: &["name", "dtype", "threshold"],
+            required: 0,
             default_name: Some("binary_accuracy"),
             make: |s| {
                 let threshold = float_or(s, 2, 0.5)?;
@@ -474,18 +725,21 @@ fn classes() -> Vec<Class> {
         Class {
             class: "CategoricalAccuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("categorical_accuracy"),
             make: |_| Ok((wrapped(Wrapped::CategoricalAccuracy), vec![])),
         },
         Class {
             class: "SparseCategoricalAccuracy",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("sparse_categorical_accuracy"),
             make: |_| Ok((wrapped(Wrapped::SparseCategoricalAccuracy), vec![])),
         },
         Class {
             class: "TopKCategoricalAccuracy",
             params: &["k", "name", "dtype"],
+            required: 0,
             default_name: Some("top_k_categorical_accuracy"),
             make: |s| {
                 let k = param(s, 0).map_or(Ok(5), |v| v.as_int())?.max(0) as usize;
@@ -498,6 +752,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "SparseTopKCategoricalAccuracy",
             params: &["k", "name", "dtype", "from_sorted_ids"],
+            required: 0,
             default_name: Some("sparse_top_k_categorical_accuracy"),
             make: |s| {
                 if flag_or(s, 3)? {
@@ -527,42 +782,126 @@ fn classes() -> Vec<Class> {
                 "label_weights",
                 "from_logits",
             ],
+            required: 0,
             default_name: None,
             make: auc,
         },
         Class {
             class: "Precision",
             params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            required: 0,
             default_name: None,
             make: |s| confusion(s, true),
         },
         Class {
             class: "Recall",
             params: &["thresholds", "top_k", "class_id", "name", "dtype"],
+            required: 0,
             default_name: None,
             make: |s| confusion(s, false),
         },
         Class {
+            class: "TruePositives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::TruePositives),
+        },
+        Class {
+            class: "FalsePositives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::FalsePositives),
+        },
+        Class {
+            class: "TrueNegatives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::TrueNegatives),
+        },
+        Class {
+            class: "FalseNegatives",
+            params: COUNT_PARAMS,
+            required: 0,
+            default_name: None,
+            make: |s| count(s, Count::FalseNegatives),
+        },
+        Class {
+            class: "SensitivityAtSpecificity",
+            params: &["specificity", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::SensitivityAtSpecificity),
+        },
+        Class {
+            class: "SpecificityAtSensitivity",
+            params: &["sensitivity", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::SpecificityAtSensitivity),
+        },
+        Class {
+            class: "PrecisionAtRecall",
+            params: &["recall", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::PrecisionAtRecall),
+        },
+        Class {
+            class: "RecallAtPrecision",
+            params: &["precision", "num_thresholds", "class_id", "name", "dtype"],
+            required: 1,
+            default_name: None,
+            make: |s| at_point(s, Point::RecallAtPrecision),
+        },
+        Class {
+            class: "FBetaScore",
+            params: &["average", "beta", "threshold", "name", "dtype"],
+            required: 0,
+            default_name: Some("fbeta_score"),
+            make: |s| fbeta(s, param(s, 1), 2, true),
+        },
+        Class {
+            class: "F1Score",
+            params: &["average", "threshold", "name", "dtype"],
+            required: 0,
+            default_name: Some("f1_score"),
+            make: |s| fbeta(s, None, 1, false),
+        },
+        Class {
+            class: "R2Score",
+            params: &["class_aggregation", "num_regressors", "name", "dtype"],
+            required: 0,
+            default_name: Some("r2_score"),
+            make: r2,
+        },
+        Class {
             class: "MeanSquaredError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean_squared_error"),
             make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanSquaredError)), vec![])),
         },
         Class {
             class: "MeanAbsoluteError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("mean_absolute_error"),
             make: |_| Ok((wrapped(Wrapped::Loss(LossFn::MeanAbsoluteError)), vec![])),
         },
         Class {
             class: "RootMeanSquaredError",
             params: NAME_DTYPE,
+            required: 0,
             default_name: Some("root_mean_squared_error"),
             make: |_| Ok((MetricKind::RootMeanSquaredError, vec![])),
         },
         Class {
             class: "SparseCategoricalCrossentropy",
             params: &["name", "dtype", "from_logits", "ignore_class", "axis"],
+            required: 0,
             default_name: Some("sparse_categorical_crossentropy"),
             make: |s| {
                 only_last_axis("SparseCategoricalCrossentropy", param(s, 4))?;
@@ -583,6 +922,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "CategoricalCrossentropy",
             params: &["name", "dtype", "from_logits", "label_smoothing", "axis"],
+            required: 0,
             default_name: Some("categorical_crossentropy"),
             make: |s| {
                 only_last_axis("CategoricalCrossentropy", param(s, 4))?;
@@ -603,6 +943,7 @@ fn classes() -> Vec<Class> {
         Class {
             class: "BinaryCrossentropy",
             params: &["name", "dtype", "from_logits", "label_smoothing"],
+            required: 0,
             default_name: Some("binary_crossentropy"),
             make: |s| {
                 let f = LossFn::BinaryCrossentropy {
@@ -630,13 +971,14 @@ fn metric_class(c: Class) -> Value {
     let Class {
         class,
         params,
+        required,
         default_name,
         make,
     } = c;
     NativeClass::new(class, "keras.src.metrics", "")
         .base("Metric")
         .constructor(move |args: &Args, ctx| {
-            let s = args.bind(class, params, 0)?;
+            let s = args.bind(&format!("{class}.__init__"), params, required)?;
             let slot = |n: &str| {
                 params
                     .iter()
@@ -721,25 +1063,49 @@ pub fn engine_metric(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Option<(String, E
         MetricKind::Precision {
             thresholds,
             class_id,
+            top_k,
             ..
         } => match thresholds.as_slice() {
             [t] => Some(EngineMetric::Confusion(Confusion::Precision {
                 threshold: *t as f32,
                 class_id: *class_id,
+                top_k: *top_k,
             })),
             _ => None,
         },
         MetricKind::Recall {
             thresholds,
             class_id,
+            top_k,
             ..
         } => match thresholds.as_slice() {
             [t] => Some(EngineMetric::Confusion(Confusion::Recall {
                 threshold: *t as f32,
                 class_id: *class_id,
+                top_k: *top_k,
             })),
             _ => None,
         },
+        MetricKind::Count {
+            which, thresholds, ..
+        } => match thresholds.as_slice() {
+            [t] => Some(EngineMetric::Confusion(Confusion::Count {
+                which: *which,
+                threshold: *t as f32,
+            })),
+            _ => None,
+        },
+        MetricKind::AtPoint {
+            point,
+            value,
+            thresholds,
+            class_id,
+        } => Some(EngineMetric::Confusion(Confusion::AtPoint {
+            point: *point,
+            value: *value,
+            num_thresholds: thresholds.len(),
+            class_id: *class_id,
+        })),
         MetricKind::Auc {
             thresholds,
             curve,
@@ -784,7 +1150,13 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
                     Some(Confusion::Auc { .. }) => Some("AUC"),
                     Some(Confusion::Precision { .. }) => Some("Precision"),
                     Some(Confusion::Recall { .. }) => Some("Recall"),
-                    None => None,
+                    Some(Confusion::Count { which, .. }) => Some(match which {
+                        Count::TruePositives => "TruePositives",
+                        Count::FalsePositives => "FalsePositives",
+                        Count::TrueNegatives => "TrueNegatives",
+                        Count::FalseNegatives => "FalseNegatives",
+                    }),
+                    Some(Confusion::AtPoint { .. }) | None => None,
                 };
                 if let Some(class) = class {
                     auto_name(class, ctx);
@@ -800,11 +1172,14 @@ pub fn metric_specs(v: &Value, ctx: &mut dyn Ctx) -> PyResult<Vec<MetricSpec>> {
 /// What `compile(metrics=...)` accepts, for its error.
 const SUPPORTED: &str = "it supports the names 'accuracy', 'acc', 'sparse_categorical_accuracy', \
 'categorical_accuracy', 'binary_accuracy', 'mae', 'mse', 'top_k_categorical_accuracy', \
-'sparse_top_k_categorical_accuracy', 'auc', 'precision', 'recall' and the objects Accuracy, \
+'sparse_top_k_categorical_accuracy', 'auc', 'precision', 'recall', 'true_positives', \
+'false_positives', 'true_negatives', 'false_negatives' and the objects Accuracy, \
 BinaryAccuracy (threshold 0.5), CategoricalAccuracy, SparseCategoricalAccuracy, \
 TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, \
 RootMeanSquaredError, the cross-entropies (without label smoothing or ignore_class), \
-Precision and Recall (one threshold) and AUC (num_thresholds, without a list of thresholds). \
+Precision, Recall and the four counts (one threshold), PrecisionAtRecall, RecallAtPrecision, \
+SensitivityAtSpecificity, SpecificityAtSensitivity and AUC (num_thresholds, without a list of \
+thresholds). \
 Update other metrics (Mean, Sum) yourself with update_state after predict().";
 
 /// Registers `tf.keras.metrics`.

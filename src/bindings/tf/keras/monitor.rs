@@ -10,6 +10,7 @@ use std::cell::Cell;
 use super::model::ModelObj;
 use super::schedules::warn;
 use super::subclass::model_of;
+use crate::keras::confusion::Confusion;
 use crate::keras::Metric;
 use crate::lang::{Ctx, PyErr, PyResult, Value};
 
@@ -58,7 +59,7 @@ impl Monitor {
                 let from_metrics = compiled_metrics(model, ctx)
                     .into_iter()
                     .find(|(n, _)| n == name)
-                    .map(|(_, m)| goes_up(&m));
+                    .and_then(|(_, m)| goes_up(&m));
                 from_metrics.or((name == "loss").then_some(false))
             }
         };
@@ -104,9 +105,10 @@ fn compiled_metrics(model: &Value, ctx: &mut dyn Ctx) -> Vec<(String, Metric)> {
 }
 
 /// The `_direction` Keras gives each metric: the accuracies go up, the errors and
-/// cross-entropies down.
-fn goes_up(m: &Metric) -> bool {
-    match m {
+/// cross-entropies down; the plain counts have none.
+fn goes_up(m: &Metric) -> Option<bool> {
+    Some(match m {
+        Metric::Confusion(Confusion::Count { .. }) => return None,
         Metric::Accuracy
         | Metric::SparseCategoricalAccuracy
         | Metric::CategoricalAccuracy
@@ -119,5 +121,5 @@ fn goes_up(m: &Metric) -> bool {
         | Metric::RootMeanSquaredError
         | Metric::Crossentropy(_)
         | Metric::OutputLoss(_) => false,
-    }
+    })
 }
