@@ -508,10 +508,13 @@ pub fn backward(
         let (x, y) = (&b.acts[i], &b.acts[i + 1]);
         match &l.kind {
             LayerKind::Dense { activation, .. } | LayerKind::Conv2D { activation, .. } => {
-                let taken = b.pool_relu.get(i + 1).copied().unwrap_or(false);
+                // The loss (under a fused softmax or sigmoid) or the pooling above (taking
+                // the ReLU's gradient) may have written the gradient before activation.
+                let written = b.pool_relu.get(i + 1).copied().unwrap_or(false)
+                    || (last && b.fuse == Fuse::PreActivation);
                 let dz: &DTensor = match b.dpre[i].as_mut() {
                     Some(dz) => {
-                        if !(last && b.fuse == Fuse::PreActivation) && !taken {
+                        if !written {
                             // Without a kept pre-activation the derivative reads the output.
                             let z = b.pre[i].as_ref().unwrap_or(y);
                             act_backward(dev, *activation, z, y, dy, dz)?;

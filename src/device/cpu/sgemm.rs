@@ -43,7 +43,7 @@ struct View {
 
 impl View {
     /// The same matrix from column `j` on.
-    fn from_col(self, j: usize) -> View {
+    fn skip_cols(self, j: usize) -> View {
         View {
             ptr: self.ptr.wrapping_add(j * self.cs),
             ..self
@@ -51,7 +51,7 @@ impl View {
     }
 
     /// The same matrix from row `i` on.
-    fn from_row(self, i: usize) -> View {
+    fn skip_rows(self, i: usize) -> View {
         View {
             ptr: self.ptr.wrapping_add(i * self.rs),
             ..self
@@ -243,7 +243,7 @@ fn split_k(
             for p in range {
                 let k0 = p * K_PART;
                 let len = if p + 1 == parts { k - k0 } else { K_PART };
-                let (ap, bp) = (a.from_col(k0), b.from_row(k0));
+                let (ap, bp) = (a.skip_cols(k0), b.skip_rows(k0));
                 let (out, beta) = match p {
                     0 => (c_out.at(0), beta),
                     _ => (p_out.at((p - 1) * size), 0.0),
