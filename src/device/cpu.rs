@@ -514,8 +514,9 @@ impl Device for CpuDevice {
         w: &Window,
         dy: &DTensor,
         dx: &mut DTensor,
+        relu: bool,
     ) -> DResult<()> {
-        window::maxpool_backward(host(x)?, w, host(dy)?, host_mut(dx)?, self.threads)
+        window::maxpool_backward(host(x)?, w, host(dy)?, host_mut(dx)?, relu, self.threads)
     }
 
     fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {

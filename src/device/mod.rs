@@ -509,18 +509,21 @@ pub trait Device: Send {
     fn maxpool_grad(&self, dy: &DTensor, argmax: &DTensor, dx: &mut DTensor) -> DResult<()>;
     /// The backward pass of max pooling from the forward input, as TensorFlow's
     /// `MaxPoolGrad`: each output's gradient goes to the input [`Device::maxpool`] picked
-    /// (`dx` is overwritten). Deterministic also where windows overlap.
-    /// The default goes through the host; devices override it.
+    /// (`dx` is overwritten). Deterministic also where windows overlap. With `relu`, `x` is
+    /// the output of a ReLU under the pooling and `dx` also gets that ReLU's gradient: zero
+    /// wherever `x` is not positive, the bits [`Device::activate_grad`] would give
+    /// afterwards, in the same pass. The default goes through the host; devices override it.
     fn maxpool_backward(
         &self,
         x: &DTensor,
         w: &Window,
         dy: &DTensor,
         dx: &mut DTensor,
+        relu: bool,
     ) -> DResult<()> {
         let (hx, hdy) = (host_copy(self, x)?, host_copy(self, dy)?);
         let mut hdx = host_copy(self, dx)?;
-        cpu::CpuDevice::with_threads(0, 1).maxpool_backward(&hx, w, &hdy, &mut hdx)?;
+        cpu::CpuDevice::with_threads(0, 1).maxpool_backward(&hx, w, &hdy, &mut hdx, relu)?;
         self.write(cpu::host(&hdx)?, dx)
     }
     /// Average pooling over the window's positions inside the input (padding is not

@@ -6,8 +6,11 @@
 //! activation follow in one pass, in place when the activation's derivative can be read
 //! from its output (ReLU, sigmoid, tanh, ...), so those layers keep one tensor instead of
 //! two. Max pooling's backward pass reads the forward input, as TensorFlow's does, so the
-//! forward pass records nothing. Buffers for inference hold no gradients. Replica state
-//! (weights, slots, step counter) is `replica.rs`'s.
+//! forward pass records nothing; when the layer under a max pooling is a ReLU layer that
+//! reads its derivative from its output, the pooling's backward pass applies that ReLU's
+//! gradient as well and writes straight into the layer's gradient before activation (a
+//! CNN's largest tensor then takes one pass instead of two). Buffers for inference hold no
+//! gradients. Replica state (weights, slots, step counter) is `replica.rs`'s.
 
 use super::compile::CompileConfig;
 use super::config::{Act, LayerKind, ModelConfig, Padding, Plan};
@@ -47,6 +50,9 @@ pub struct Buffers {
     /// Dropout mask.
     aux: Vec<Option<DTensor>>,
     windows: Vec<Option<Window>>,
+    /// Per layer: a max pooling whose backward pass also takes the ReLU gradient of the
+    /// layer under it ([`pool_takes_relu`]).
+    pool_relu: Vec<bool>,
     target: DTensor,
     per_example: DTensor,
     /// An empty tensor: max pooling's argmax, which nothing reads.
@@ -135,6 +141,7 @@ impl Buffers {
             dcols: Vec::with_capacity(n),
             aux: Vec::with_capacity(n),
             windows: Vec::with_capacity(n),
+            pool_relu: vec![false; n],
             target: dev.zeros(&[0])?,
             per_example: dev.zeros(&[0])?,
             empty: dev.zeros(&[0])?,
@@ -195,6 +202,14 @@ impl Buffers {
             b.aux.push(aux);
             b.windows.push(win);
         }
+        for i in 1..n {
+            if pool_takes_relu(config, &b, i) {
+                b.pool_relu[i] = true;
+                // The pooling writes the layer under it's `dpre`: its own input gradient
+                // is never formed.
+                b.dacts[i] = dev.zeros(&[0])?;
+            }
+        }
         if let (Some(_), false, Some(last)) = (loss, train, n.checked_sub(1)) {
             // Inference buffers still take the loss's gradient where the loss writes it.
             let shape = |t: &DTensor| t.shape.clone();
@@ -224,6 +239,30 @@ impl Buffers {
         // `acts` always holds the input, so `last` exists.
         &self.acts[self.acts.len() - 1]
     }
+}
+
+/// Whether layer `i`, a max pooling, takes over the ReLU gradient of layer `i - 1`: a Dense
+/// or Conv2D layer with ReLU that applies it in place (no kept pre-activation) and has a
+/// gradient before activation to write. Its output is the pooling's input, whose sign is
+/// the ReLU's derivative, so the pooling can write that layer's `dpre` directly.
+fn pool_takes_relu(config: &ModelConfig, b: &Buffers, i: usize) -> bool {
+    let (Some(under), Some(pool)) = (config.layers.get(i.wrapping_sub(1)), config.layers.get(i))
+    else {
+        return false;
+    };
+    let relu = matches!(
+        under.kind,
+        LayerKind::Dense {
+            activation: Act::Elem(Activation::Relu),
+            ..
+        } | LayerKind::Conv2D {
+            activation: Act::Elem(Activation::Relu),
+            ..
+        }
+    );
+    relu && matches!(pool.kind, LayerKind::MaxPooling2D { .. })
+        && b.pre.get(i - 1).is_some_and(|p| p.is_none())
+        && b.dpre.get(i - 1).is_some_and(|d| d.is_some())
 }
 
 fn act_forward(dev: &dyn Device, act: Act, x: &DTensor, y: &mut DTensor) -> DResult<()> {
@@ -469,9 +508,13 @@ pub fn backward(
         let (x, y) = (&b.acts[i], &b.acts[i + 1]);
         match &l.kind {
             LayerKind::Dense { activation, .. } | LayerKind::Conv2D { activation, .. } => {
+                // The loss (under a fused softmax or sigmoid) or the pooling above (taking
+                // the ReLU's gradient) may have written the gradient before activation.
+                let written = b.pool_relu.get(i + 1).copied().unwrap_or(false)
+                    || (last && b.fuse == Fuse::PreActivation);
                 let dz: &DTensor = match b.dpre[i].as_mut() {
                     Some(dz) => {
-                        if !(last && b.fuse == Fuse::PreActivation) {
+                        if !written {
                             // Without a kept pre-activation the derivative reads the output.
                             let z = b.pre[i].as_ref().unwrap_or(y);
                             act_backward(dev, *activation, z, y, dy, dz)?;
@@ -504,8 +547,12 @@ pub fn backward(
             }
             _ if i == 0 => {}
             LayerKind::MaxPooling2D { .. } => {
-                if let Some(w) = b.windows[i].as_ref() {
-                    dev.maxpool_backward(x, w, dy, dx)?;
+                let Some(w) = b.windows[i].as_ref() else {
+                    continue;
+                };
+                match b.dpre[i - 1].as_mut() {
+                    Some(dz) if b.pool_relu[i] => dev.maxpool_backward(x, w, dy, dz, true)?,
+                    _ => dev.maxpool_backward(x, w, dy, dx, false)?,
                 }
             }
             LayerKind::Flatten | LayerKind::Reshape { .. } => dev.copy(dy, dx)?,

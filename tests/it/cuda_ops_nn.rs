@@ -72,10 +72,16 @@ fn windows_match() {
         p.cpu.maxpool(&x.0, &w, &mut y2.0, &mut none.0).unwrap();
         p.gpu.maxpool(&x.1, &w, &mut y2.1, &mut none.1).unwrap();
         p.check(&format!("maxpool without argmax pad={pad}"), &y2);
-        let mut dx = p.zeros(&[n_in]);
-        p.cpu.maxpool_backward(&x.0, &w, &dy.0, &mut dx.0).unwrap();
-        p.gpu.maxpool_backward(&x.1, &w, &dy.1, &mut dx.1).unwrap();
-        p.check(&format!("maxpool backward pad={pad}"), &dx);
+        for relu in [false, true] {
+            let mut dx = p.zeros(&[n_in]);
+            p.cpu
+                .maxpool_backward(&x.0, &w, &dy.0, &mut dx.0, relu)
+                .unwrap();
+            p.gpu
+                .maxpool_backward(&x.1, &w, &dy.1, &mut dx.1, relu)
+                .unwrap();
+            p.check(&format!("maxpool backward relu={relu} pad={pad}"), &dx);
+        }
         let mut ya = p.zeros(&[n_out]);
         p.cpu.avgpool(&x.0, &w, &mut ya.0).unwrap();
         p.gpu.avgpool(&x.1, &w, &mut ya.1).unwrap();

@@ -6,20 +6,33 @@
 //! is computed exactly as in one product over the whole batch (the same inner-dimension
 //! blocks, in the same order), and im2col and col2im treat images independently, so the
 //! slicing changes no bit. The whole `cols` buffer is still filled, because the kernel
-//! gradient reads it. Shapes are checked by the caller (`cpu.rs`); nothing here allocates.
+//! gradient reads it. Whole slices are shared out over the device's threads, so that each
+//! core unfolds and multiplies its own images in its own cache and the threads meet once
+//! per convolution, not twice per slice (which, on a loaded machine, is twice per slice a
+//! wait for the slowest thread to be scheduled). Shapes are checked by the caller
+//! (`cpu.rs`); nothing here allocates but the list of slices and the input gradient's
+//! transposed kernel.
 
+use std::sync::Mutex;
+
+use super::par::for_chunks;
 use super::sgemm::{self, Post};
 use super::window;
-use crate::device::{DResult, Window};
+use crate::device::{DResult, DeviceError, Window};
 
-/// Bytes of patches per slice: a share of the second-level cache, leaving room for the
-/// product's panels and the output.
-const SLICE_BYTES: usize = 1 << 20;
+/// Bytes of patches per slice: half of a core's second-level cache (1 MiB on the CPUs this
+/// was tuned on), leaving room for the product's panels and the output; one core works on
+/// a slice.
+const SLICE_BYTES: usize = 1 << 19;
 
 /// Images per slice for `rows` patch rows of `patch` values per image.
 fn images_per_slice(rows: usize, patch: usize) -> usize {
     (SLICE_BYTES / (4 * rows * patch).max(1)).max(1)
 }
+
+/// Slices per thread at the least, where the batch allows, so that uneven slices (the last
+/// one is short) still leave the threads evenly loaded.
+const SLICES_PER_THREAD: usize = 4;
 
 /// One slice of images: its window, and where its images lie in each buffer of the whole
 /// batch. The forward pass and the input gradient walk the same slices, so the sizes of
@@ -47,31 +60,67 @@ impl Slice {
         self.range(self.sub.image_len())
     }
 
-    /// The slice's patch columns (`im2col`'s output, or the gradient the product gives).
-    fn cols(&self) -> std::ops::Range<usize> {
-        self.range(self.sub.out_pixels() * self.sub.patch_len())
-    }
-
     /// The slice's output rows of `n` filters.
     fn output(&self, n: usize) -> std::ops::Range<usize> {
         self.range(self.sub.out_pixels() * n)
     }
 }
 
-/// Runs `f` on each slice of the batch, in order.
-fn for_slices(w: &Window, mut f: impl FnMut(&Slice) -> DResult<()>) -> DResult<()> {
-    let per = images_per_slice(w.out_pixels(), w.patch_len());
+/// Runs `f` on each slice of the batch with its part of `cols` and of `out` (`out_per`
+/// values per image) and the threads it may use. With at least as many slices as threads,
+/// each thread takes a run of whole slices and `f` gets one thread; otherwise the slices
+/// run in turn, each over every thread.
+#[allow(clippy::type_complexity)]
+fn for_slices(
+    w: &Window,
+    threads: usize,
+    cols: &mut [f32],
+    out: &mut [f32],
+    out_per: usize,
+    f: impl Fn(&Slice, &mut [f32], &mut [f32], usize) -> DResult<()> + Sync,
+) -> DResult<()> {
+    let threads = threads.max(1);
+    let per = images_per_slice(w.out_pixels(), w.patch_len())
+        .min(w.batch.div_ceil(SLICES_PER_THREAD * threads))
+        .max(1);
+    let (col_len, out_len) = (w.out_pixels() * w.patch_len(), out_per);
+    let mut slices: Vec<(Slice, &mut [f32], &mut [f32])> = Vec::new();
+    let (mut cols, mut out) = (cols, out);
     let mut first = 0;
     while first < w.batch {
         let batch = per.min(w.batch - first);
+        let (c, rest_c) = std::mem::take(&mut cols).split_at_mut(batch * col_len);
+        let (o, rest_o) = std::mem::take(&mut out).split_at_mut(batch * out_len);
+        cols = rest_c;
+        out = rest_o;
         let slice = Slice {
             sub: Window { batch, ..*w },
             images: first..first + batch,
         };
-        f(&slice)?;
+        slices.push((slice, c, o));
         first += batch;
     }
-    Ok(())
+    if slices.len() < threads {
+        for (s, c, o) in &mut slices {
+            f(s, c, o, threads)?;
+        }
+        return Ok(());
+    }
+    let failed: Mutex<Option<DeviceError>> = Mutex::new(None);
+    for_chunks(threads, &mut slices, 1, 1, |_, part| {
+        for (s, c, o) in part {
+            if let Err(e) = f(s, c, o, 1) {
+                if let Ok(mut slot) = failed.lock() {
+                    slot.get_or_insert(e);
+                }
+                return;
+            }
+        }
+    });
+    match failed.into_inner() {
+        Ok(Some(e)) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// `z = post(cols @ kernel)` with `cols = im2col(x)`, slice by slice. `kernel` is `patch x
@@ -87,26 +136,21 @@ pub fn forward(
     post: Post<'_>,
     threads: usize,
 ) -> DResult<()> {
-    for_slices(w, |s| {
-        let c = &mut cols[s.cols()];
-        window::im2col(&x[s.input()], &s.sub, c, threads)?;
-        let (m, patch) = (s.rows(), w.patch_len());
-        sgemm::gemm(
-            m,
-            n,
-            patch,
-            c,
-            false,
-            kernel,
-            false,
-            &mut z[s.output(n)],
-            1.0,
-            0.0,
-            post,
-            threads,
-        );
-        Ok(())
-    })
+    for_slices(
+        w,
+        threads,
+        cols,
+        z,
+        w.out_pixels() * n,
+        |s, c, z, threads| {
+            window::im2col(&x[s.input()], &s.sub, c, threads)?;
+            let (m, patch) = (s.rows(), w.patch_len());
+            sgemm::gemm(
+                m, n, patch, c, false, kernel, false, z, 1.0, 0.0, post, threads,
+            );
+            Ok(())
+        },
+    )
 }
 
 /// `dx = col2im(dz @ kernel^T)`, slice by slice, through the scratch `dcols`. `kernel` is
@@ -121,24 +165,32 @@ pub fn input_grad(
     dx: &mut [f32],
     threads: usize,
 ) -> DResult<()> {
-    for_slices(w, |s| {
-        let c = &mut dcols[s.cols()];
-        let (m, patch) = (s.rows(), w.patch_len());
+    // The kernel transposed once for every slice (the product would transpose it again for
+    // each): the same values in the same places, so the same bits.
+    let patch = w.patch_len();
+    let mut kernel_t = vec![0.0; patch * n];
+    for (p, row) in kernel.chunks_exact(n.max(1)).take(patch).enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            kernel_t[j * patch + p] = *v;
+        }
+    }
+    let kernel_t = &kernel_t;
+    for_slices(w, threads, dcols, dx, w.image_len(), |s, c, dx, threads| {
         sgemm::gemm(
-            m,
+            s.rows(),
             patch,
             n,
             &dz[s.output(n)],
             false,
-            kernel,
-            true,
+            kernel_t,
+            false,
             c,
             1.0,
             0.0,
             Post::NONE,
             threads,
         );
-        window::col2im(c, &s.sub, &mut dx[s.input()], threads)
+        window::col2im(c, &s.sub, dx, threads)
     })
 }
 

@@ -41,6 +41,24 @@ struct View {
     cs: usize,
 }
 
+impl View {
+    /// The same matrix from column `j` on.
+    fn skip_cols(self, j: usize) -> View {
+        View {
+            ptr: self.ptr.wrapping_add(j * self.cs),
+            ..self
+        }
+    }
+
+    /// The same matrix from row `i` on.
+    fn skip_rows(self, i: usize) -> View {
+        View {
+            ptr: self.ptr.wrapping_add(i * self.rs),
+            ..self
+        }
+    }
+}
+
 // SAFETY: a `View` is only read, and the caller keeps the slice it points into borrowed for
 // the whole product.
 unsafe impl Send for View {}
@@ -51,6 +69,13 @@ struct Out(*mut f32);
 // whole product.
 unsafe impl Send for Out {}
 unsafe impl Sync for Out {}
+
+impl Out {
+    /// The output `offset` values on (a method, so that a closure captures the whole `Out`).
+    fn at(&self, offset: usize) -> *mut f32 {
+        self.0.wrapping_add(offset)
+    }
+}
 
 /// What the last block of the inner dimension does to each output before storing it: add
 /// a bias per column, then apply ReLU. The same operations, in the same order, as the
@@ -87,6 +112,8 @@ thread_local! {
     /// Each thread's panels of the current block of `op(b)`, then its panel of `op(a)`,
     /// reused between calls (see [`rows_avx512`]).
     static PANELS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// The parts after the first of a product cut along its inner dimension ([`split_k`]).
+    static PARTIALS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `c (m x n) = alpha * op(a) @ op(b) + beta * c`, with `op(a)` `m x k` and `op(b)` `k x n`
@@ -161,31 +188,113 @@ fn run(
     threads: usize,
 ) {
     let blocks = m.div_ceil(MR);
+    let bp = View {
+        ptr: b.as_ptr(),
+        rs: n,
+        cs: 1,
+    };
+    let parts = k / K_PART;
+    if blocks == 1 && parts >= 2 && post.bias.is_null() && !post.relu {
+        split_k(m, n, k, a, bp, c, alpha, beta, parts, threads);
+        return;
+    }
     // Hand a thread at least a quarter million multiply-adds.
     let min_blocks = ((1 << 18) / (MR * n * k.max(1)).max(1)).max(1);
     let out = Out(c.as_mut_ptr());
-    let (bp, out) = (
-        View {
-            ptr: b.as_ptr(),
-            rs: n,
-            cs: 1,
-        },
-        &out,
-    );
+    let out = &out;
     for_ranges(threads, blocks, min_blocks, |range| {
         let rows = range.start * MR..(range.end * MR).min(m);
-        PANELS.with(|p| {
-            let mut panels = p.borrow_mut();
-            let per_block = k.div_ceil(k.div_ceil(KC).max(1)).max(1);
-            let need = per_block * (n.div_ceil(NR) * NR + MR);
-            if panels.len() < need {
-                panels.resize(need, 0.0);
+        // SAFETY: the row range is this thread's own, and the operands are the caller's.
+        unsafe { rows_with_panels(rows, n, k, a, bp, out.at(0), alpha, beta, post) };
+    });
+}
+
+/// Steps of the inner dimension per part of a product cut along it ([`split_k`]).
+const K_PART: usize = 8192;
+
+/// A product of one row block (at most [`MR`] rows) over a long inner dimension, such as a
+/// first convolution's kernel gradient (9 rows, 32 columns, a step per output pixel of the
+/// batch), which row blocks cannot share between threads: the inner dimension is cut into
+/// `parts` parts of [`K_PART`] steps (the last one takes the rest), computed in parallel and
+/// added in order. The cut depends on the shape alone, so the bits do not depend on the
+/// thread count. The first part goes straight into `c` (with `beta`); each other part into
+/// a scratch matrix that is then added.
+#[allow(clippy::too_many_arguments)]
+fn split_k(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: View,
+    b: View,
+    c: &mut [f32],
+    alpha: f32,
+    beta: f32,
+    parts: usize,
+    threads: usize,
+) {
+    PARTIALS.with(|s| {
+        let mut partials = s.borrow_mut();
+        let size = m * n;
+        partials.clear();
+        partials.resize(size * (parts - 1), 0.0);
+        let (c_out, p_out) = (Out(c.as_mut_ptr()), Out(partials.as_mut_ptr()));
+        let (c_out, p_out) = (&c_out, &p_out);
+        for_ranges(threads, parts, 1, |range| {
+            for p in range {
+                let k0 = p * K_PART;
+                let len = if p + 1 == parts { k - k0 } else { K_PART };
+                let (ap, bp) = (a.skip_cols(k0), b.skip_rows(k0));
+                let (out, beta) = match p {
+                    0 => (c_out.at(0), beta),
+                    _ => (p_out.at((p - 1) * size), 0.0),
+                };
+                let none = Epilogue {
+                    bias: std::ptr::null(),
+                    relu: false,
+                };
+                // SAFETY: each part writes its own matrix (`c` or its scratch), and its
+                // steps lie inside the operands the caller checked.
+                unsafe { rows_with_panels(0..m, n, len, ap, bp, out, alpha, beta, none) };
             }
-            // SAFETY: `available` was checked by the caller; the row range is this thread's
-            // own, every index stays inside the lengths checked in `gemm`, and `panels` holds
-            // a block of `op(b)` in panels plus one panel of `op(a)`.
-            unsafe { rows_avx512(rows, n, k, a, bp, out.0, alpha, beta, post, &mut panels) };
         });
+        super::simd::vectorized(
+            #[inline(always)]
+            || {
+                for part in partials.chunks_exact(size.max(1)) {
+                    c[..size].iter_mut().zip(part).for_each(|(c, v)| *c += *v);
+                }
+            },
+        );
+    });
+}
+
+/// [`rows_avx512`] with this thread's panels.
+///
+/// # Safety
+/// [`available`] must be true; `rows` of `c` (row stride `n`) must be the caller's alone,
+/// and `a` and `b` must hold `k` steps of them.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rows_with_panels(
+    rows: std::ops::Range<usize>,
+    n: usize,
+    k: usize,
+    a: View,
+    b: View,
+    c: *mut f32,
+    alpha: f32,
+    beta: f32,
+    post: Epilogue,
+) {
+    PANELS.with(|p| {
+        let mut panels = p.borrow_mut();
+        let per_block = k.div_ceil(k.div_ceil(KC).max(1)).max(1);
+        let need = per_block * (n.div_ceil(NR) * NR + MR);
+        if panels.len() < need {
+            panels.resize(need, 0.0);
+        }
+        // SAFETY: as the caller promised; `panels` holds a block of `op(b)` in panels plus
+        // one panel of `op(a)`.
+        unsafe { rows_avx512(rows, n, k, a, b, c, alpha, beta, post, &mut panels) };
     });
 }
 
@@ -219,15 +328,17 @@ unsafe fn rows_avx512(
             // A transposed `a` has its 12 values per step side by side: copy them into one
             // contiguous panel (the rows past `mr` are never read).
             let (ap, a_rs, a_ks) = if a.rs == 1 {
+                use std::arch::x86_64::{__mmask16, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps};
                 let dst = a_panel.as_mut_ptr();
+                // One masked move per step, also for a short last block (a copy of `mr`
+                // values would call `memcpy` once per step: a first convolution's kernel
+                // gradient has nine rows and a hundred thousand steps). Masked lanes are
+                // neither read nor written.
+                let mask = ((1u32 << mr) - 1) as __mmask16;
                 for p in 0..kc {
                     let src = a.ptr.add(i + (k0 + p) * a.cs);
-                    // A copy of constant length compiles to a few moves, not a call.
-                    if mr == MR {
-                        std::ptr::copy_nonoverlapping(src, dst.add(p * MR), MR);
-                    } else {
-                        std::ptr::copy_nonoverlapping(src, dst.add(p * MR), mr);
-                    }
+                    let v = _mm512_maskz_loadu_ps(mask, src);
+                    _mm512_mask_storeu_ps(dst.add(p * MR), mask, v);
                 }
                 (a_panel.as_ptr(), 1, MR)
             } else {
@@ -594,5 +705,48 @@ mod tests {
             4,
         );
         assert_eq!(one, four);
+    }
+
+    #[test]
+    fn a_product_cut_along_its_inner_dimension_is_right_on_any_thread_count() {
+        if !available() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        // A first convolution's kernel gradient: nine rows, 32 columns, many steps.
+        let (m, n, k) = (9, 32, 2 * K_PART + 1000);
+        assert!(k / K_PART >= 2);
+        let a: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.11).cos()).collect();
+        let want = reference(m, n, k, &a, true, &b, false);
+        let mut first = None;
+        for threads in [1, 2, 3] {
+            let mut c = vec![1.0; m * n];
+            gemm(
+                m,
+                n,
+                k,
+                &a,
+                true,
+                &b,
+                false,
+                &mut c,
+                0.5,
+                2.0,
+                Post::NONE,
+                threads,
+            );
+            for (g, w) in c.iter().zip(&want) {
+                let w = 0.5 * w + 2.0;
+                assert!(
+                    (f64::from(*g) - w).abs() <= 1e-3 * (1.0 + w.abs()),
+                    "{g} vs {w}"
+                );
+            }
+            match &first {
+                None => first = Some(c),
+                Some(f) => assert_eq!(&c, f),
+            }
+        }
     }
 }

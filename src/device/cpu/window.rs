@@ -298,12 +298,20 @@ pub fn maxpool_grad(dy: &[f32], argmax: &[f32], dx: &mut [f32]) -> DResult<()> {
 
 /// The backward pass of max pooling from the forward input, as TensorFlow's `MaxPoolGrad`:
 /// each output's gradient goes to the first input of its window that holds the maximum
-/// (the one [`maxpool`] picked). Images are independent and run in parallel.
+/// (the one [`maxpool`] picked). With `relu`, `x` is a ReLU's output and `dx` gets that
+/// ReLU's gradient too (zero wherever `x` is not positive), the bits a separate
+/// [`activate_grad`](super::math::activate_grad) pass would give, without another pass
+/// over the largest tensor of a small CNN. Images are independent and run in parallel.
+///
+/// Where windows do not overlap (a stride at least the pool size, the usual case), every
+/// input is written once: the gradient of its window's winner or zero. Otherwise the
+/// gradients of the windows an input lies in are summed in window order.
 pub fn maxpool_backward(
     x: &[f32],
     w: &Window,
     dy: &[f32],
     dx: &mut [f32],
+    relu: bool,
     threads: usize,
 ) -> DResult<()> {
     check("maxpool_backward (input)", x.len(), input_len(w))?;
@@ -316,13 +324,24 @@ pub fn maxpool_backward(
     let c = w.channels;
     let img_len = w.height * w.width * c;
     let img_out = w.out_h * w.out_w * c;
+    let disjoint = w.stride_h >= w.kernel_h && w.stride_w >= w.kernel_w;
+    // Whether the windows leave no input uncovered, so that nothing needs zeroing first.
+    let tiled = disjoint
+        && w.stride_h == w.kernel_h
+        && w.stride_w == w.kernel_w
+        && w.pad_top == 0
+        && w.pad_left == 0
+        && w.out_h * w.stride_h == w.height
+        && w.out_w * w.stride_w == w.width;
     for_chunks(threads, dx, img_len, min_rows(img_len), |first, part| {
         // Per channel: the best value so far and the tap it came from (scratch per part).
         let (mut best, mut at) = (vec![0.0f32; c], vec![0u32; c]);
         vectorized(
             #[inline(always)]
             || {
-                part.fill(0.0);
+                if !tiled {
+                    part.fill(0.0);
+                }
                 for (i, dimg) in part.chunks_exact_mut(img_len.max(1)).enumerate() {
                     let n = first + i;
                     let img = &x[n * img_len..(n + 1) * img_len];
@@ -333,13 +352,31 @@ pub fn maxpool_backward(
                             max_taps(w, img, oy, ox, &mut best, &mut at);
                             let mut k = 0u32;
                             for_taps!(w, oy, ox, |_, iy, ix| {
-                                let d = &mut dimg[(iy * w.width + ix) * c..][..c];
-                                for ((d, a), g) in d.iter_mut().zip(&at).zip(go) {
-                                    *d += if *a == k { *g } else { 0.0 };
+                                let at_px = (iy * w.width + ix) * c;
+                                let d = &mut dimg[at_px..][..c];
+                                let px = &img[at_px..][..c];
+                                // `0.0 + g`, not `g`: the sum the overlapping case forms,
+                                // which turns a gradient of -0.0 into +0.0.
+                                let it = d.iter_mut().zip(&at).zip(go).zip(px);
+                                match (disjoint, relu) {
+                                    (true, false) => it.for_each(|(((d, a), g), _)| {
+                                        *d = if *a == k { 0.0 + *g } else { 0.0 }
+                                    }),
+                                    (true, true) => it.for_each(|(((d, a), g), v)| {
+                                        *d = if *a == k && *v > 0.0 { 0.0 + *g } else { 0.0 }
+                                    }),
+                                    (false, _) => it.for_each(|(((d, a), g), _)| {
+                                        *d += if *a == k { *g } else { 0.0 }
+                                    }),
                                 }
                                 k += 1;
                             });
                         }
+                    }
+                    if relu && !disjoint {
+                        dimg.iter_mut()
+                            .zip(img)
+                            .for_each(|(d, v)| *d = if *v > 0.0 { *d } else { 0.0 });
                     }
                 }
             },
@@ -496,6 +533,11 @@ mod tests {
             .collect()
     }
 
+    /// Bit patterns, so that a comparison tells -0.0 from +0.0.
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|v| v.to_bits()).collect()
+    }
+
     fn dot(a: &[f32], b: &[f32]) -> f64 {
         a.iter()
             .zip(b)
@@ -503,13 +545,17 @@ mod tests {
             .sum()
     }
 
-    const WINDOWS: [(usize, usize, usize, usize, usize, usize, usize); 6] = [
+    /// Overlapping windows, windows that tile the image, and disjoint windows that leave
+    /// inputs uncovered (an odd size, padding).
+    const WINDOWS: [(usize, usize, usize, usize, usize, usize, usize); 8] = [
         (3, 9, 7, 5, 3, 1, 0),
         (2, 8, 8, 17, 2, 2, 0),
         (2, 7, 9, 3, 3, 2, 1),
         (1, 6, 6, 32, 3, 1, 1),
         (4, 28, 28, 1, 3, 1, 0),
         (2, 7, 9, 1, 3, 2, 1),
+        (2, 11, 11, 20, 2, 2, 0),
+        (1, 7, 7, 3, 2, 2, 1),
     ];
 
     #[test]
@@ -539,16 +585,31 @@ mod tests {
             let out = output_len(&w);
             let (mut y, mut arg) = (vec![0.0; out], vec![0.0; out]);
             maxpool(&x, &w, &mut y, &mut arg, 1).unwrap();
-            let dy = values(out, 7);
+            // A gradient of -0.0 comes out as +0.0, as the argmax route's sum makes it.
+            let mut dy = values(out, 7);
+            dy[0] = -0.0;
             let mut want = vec![0.0; x.len()];
             maxpool_grad(&dy, &arg, &mut want).unwrap();
+            // The ReLU's gradient after the pooling's, as two passes.
+            let mut want_relu = vec![0.0; x.len()];
+            super::super::math::activate_grad(
+                crate::device::Activation::Relu,
+                &x,
+                &x,
+                &want,
+                &mut want_relu,
+                1,
+            );
             for threads in [1, 2, 4] {
                 let mut fast = vec![0.0; out];
                 maxpool(&x, &w, &mut fast, &mut [], threads).unwrap();
                 assert_eq!(fast, y);
                 let mut got = vec![1.0; x.len()];
-                maxpool_backward(&x, &w, &dy, &mut got, threads).unwrap();
-                assert_eq!(got, want);
+                maxpool_backward(&x, &w, &dy, &mut got, false, threads).unwrap();
+                assert_eq!(bits(&got), bits(&want));
+                let mut got = vec![1.0; x.len()];
+                maxpool_backward(&x, &w, &dy, &mut got, true, threads).unwrap();
+                assert_eq!(bits(&got), bits(&want_relu));
             }
         }
     }
@@ -601,6 +662,6 @@ mod tests {
         let x = vec![0.0; input_len(&w) - 1];
         assert!(maxpool(&x, &w, &mut [0.0; 18 * 3], &mut [], 2).is_err());
         assert!(avgpool(&x, &w, &mut [0.0; 18 * 3], 2).is_err());
-        assert!(maxpool_backward(&x, &w, &[0.0; 54], &mut [0.0; 150], 2).is_err());
+        assert!(maxpool_backward(&x, &w, &[0.0; 54], &mut [0.0; 150], false, 2).is_err());
     }
 }

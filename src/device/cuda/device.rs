@@ -490,8 +490,9 @@ impl Device for CudaDevice {
         w: &Window,
         dy: &DTensor,
         dx: &mut DTensor,
+        relu: bool,
     ) -> DResult<()> {
-        super::ops::maxpool_backward(self, x, w, dy, dx)
+        super::ops::maxpool_backward(self, x, w, dy, dx, relu)
     }
 
     fn avgpool(&self, x: &DTensor, w: &Window, y: &mut DTensor) -> DResult<()> {

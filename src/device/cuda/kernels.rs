@@ -430,8 +430,11 @@ __device__ i64 window_argmax(const float* x, Win g, i64 nb, int oy, int ox, int 
     }
 
 /* Max pooling's backward pass from the forward input, as a gather: each input sums the
-   gradients of the outputs that picked it, so no atomics and a deterministic result. */
-extern "C" __global__ void maxpool_bwd(const float* x, const float* dy, float* dx, Win g) {
+   gradients of the outputs that picked it, so no atomics and a deterministic result. With
+   relu, x is a ReLU's output and dx also gets that ReLU's gradient (zero where x is not
+   positive), as the separate activation-gradient kernel would give it. */
+extern "C" __global__ void maxpool_bwd(const float* x, const float* dy, float* dx, int relu,
+                                       Win g) {
     i64 n = (i64)g.b * g.h * g.w * g.c;
     GRID_LOOP(i, n) {
         int ch = (int)(i % g.c); i64 r = i / g.c;
@@ -443,7 +446,7 @@ extern "C" __global__ void maxpool_bwd(const float* x, const float* dy, float* d
                 s += dy[((nb * g.oh + oy) * g.ow + ox) * g.c + ch];
             }
         })
-        dx[i] = s;
+        dx[i] = (relu && !(x[i] > 0.0f)) ? 0.0f : s;
     }
 }
 

@@ -230,6 +230,7 @@ pub(super) fn maxpool_backward(
     w: &Window,
     dy: &DTensor,
     dx: &mut DTensor,
+    relu: bool,
 ) -> DResult<()> {
     let g = win("maxpool_backward", w)?;
     same_len("maxpool_backward (input)", x.len(), input_len(w))?;
@@ -245,8 +246,9 @@ pub(super) fn maxpool_backward(
     }
     let (xs, gs) = (dev.buf(x)?, dev.buf(dy)?);
     let ds = dev.buf_mut(dx)?;
+    let relu = i32::from(relu);
     let mut l = dev.launcher(K::MaxpoolBwd);
-    l.arg(xs).arg(gs).arg(ds).arg(&g);
+    l.arg(xs).arg(gs).arg(ds).arg(&relu).arg(&g);
     dev.run(l, flat(n))
 }
 
