@@ -198,11 +198,10 @@ pub fn save_model(path: &Path, m: &SavedModel) -> KResult<()> {
     write_archive(path, &config, &weights)
 }
 
-fn zip_entry(
-    zip: &mut zip::ZipArchive<std::io::Cursor<Vec<u8>>>,
-    path: &Path,
-    name: &str,
-) -> KResult<Vec<u8>> {
+/// A `.keras` file read into memory as a zip archive.
+type Archive = zip::ZipArchive<std::io::Cursor<Vec<u8>>>;
+
+fn zip_entry(zip: &mut Archive, path: &Path, name: &str) -> KResult<Vec<u8>> {
     let mut f = zip
         .by_name(name)
         .map_err(|_| corrupt(path, format!("the archive has no {name}")))?;
@@ -285,6 +284,14 @@ pub fn holds_custom(config: &serde_json::Value) -> bool {
 
 /// `config.json` and the bytes of `model.weights.h5` of a `.keras` archive, unread.
 pub fn read_archive(path: &Path) -> KResult<(serde_json::Value, Vec<u8>)> {
+    let (mut zip, config) = open_archive(path)?;
+    let weights = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
+    Ok((config, weights))
+}
+
+/// A `.keras` archive, open, with its `config.json` parsed; Keras's words for an archive
+/// that is not there.
+fn open_archive(path: &Path) -> KResult<(Archive, serde_json::Value)> {
     let s = shown(path);
     let bytes = read_file(path).map_err(|e| match e {
         KerasError::NotFound(_) => KerasError::Value(format!(
@@ -297,8 +304,7 @@ pub fn read_archive(path: &Path) -> KResult<(serde_json::Value, Vec<u8>)> {
     let config: serde_json::Value =
         serde_json::from_slice(&zip_entry(&mut zip, path, "config.json")?)
             .map_err(|e| corrupt(path, format!("config.json: {e}")))?;
-    let weights = zip_entry(&mut zip, path, WEIGHTS_ENTRY)?;
-    Ok((config, weights))
+    Ok((zip, config))
 }
 
 /// `model.save("name.keras")` of a model described by its objects (a functional graph
@@ -393,18 +399,7 @@ pub fn load_any(path: &Path) -> KResult<Loaded> {
             "File format not supported: filepath={s}. Keras 3 only supports V3 `.keras` files and legacy H5 format files (`.h5` extension). Note that the legacy SavedModel format is not supported by `load_model()` in Keras 3."
         )));
     }
-    let bytes = read_file(path).map_err(|e| match e {
-        // Keras's words for an archive that is not there.
-        KerasError::NotFound(_) => KerasError::Value(format!(
-            "File not found: filepath={s}. Please ensure the file is an accessible `.keras` zip file."
-        )),
-        e => e,
-    })?;
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| corrupt(path, format!("not a valid .keras archive ({e})")))?;
-    let config: serde_json::Value =
-        serde_json::from_slice(&zip_entry(&mut zip, path, "config.json")?)
-            .map_err(|e| corrupt(path, format!("config.json: {e}")))?;
+    let (mut zip, config) = open_archive(path)?;
     if config.get("class_name").and_then(serde_json::Value::as_str) == Some("Functional") {
         let g = graph::GraphConfig::from_json(&config)?;
         if !g.is_chain() {
